@@ -1,0 +1,145 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""The image catalog: optimised images with structured attributes.
+
+The embedded default is ``catalog/images.yaml`` of the collection; any file of the same
+form can replace it. Entries are checked against ``ENTRY_SCHEMA`` and turned into ``Image``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.sodalite.modak.plugins.module_utils import schema, versions
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, path_str
+from ansible_collections.sodalite.modak.plugins.module_utils.model import Image
+
+try:
+    import jsonschema
+except ImportError:  # pragma: no cover - reported by the module
+    jsonschema = None
+
+try:
+    import yaml
+except ImportError:  # pragma: no cover - reported by the module
+    yaml = None
+
+BUILDS = ("official", "optimised-pip", "optimised-source")
+BUILD_RANK = {"official": 0, "optimised-pip": 1, "optimised-source": 2}
+KINDS = ("framework", "mpi", "application")
+
+ENTRY_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["name", "uri", "framework", "version"],
+    "properties": {
+        "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,127}$"},
+        "uri": {"type": "string", "pattern": schema.IMAGE_REF},
+        "kind": {"enum": list(KINDS)},
+        "framework": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9_.-]*$"},
+        "version": {"type": ["string", "number"], "pattern": r"^\d+(\.\d+){0,3}$"},
+        "build": {"enum": list(BUILDS)},
+        "arch": {"enum": ["x86_64", "aarch64", "ppc64le"]},
+        "isa": {"enum": list(schema.ISA_LEVELS)},
+        "cpu_features": {"type": "array", "items": {"type": "string", "pattern": r"^[a-z0-9_.]+$"}},
+        "accelerator": {"enum": ["none", "nvidia", "amd"]},
+        "cuda": {"type": "string", "pattern": r"^\d+(\.\d+){0,2}$"},
+        "rocm": {"type": "string", "pattern": r"^\d+(\.\d+){0,2}$"},
+        "compilers": {"type": "array", "items": {"enum": ["xla", "inductor", "glow", "ngraph", "tvm"]}},
+        "math": {"type": "array", "items": {"enum": ["mkl", "onednn", "openblas", "cudnn", "nccl", "miopen"]}},
+        "mpi": {"type": "object", "additionalProperties": False, "required": ["library"],
+                "properties": {"library": {"enum": list(schema.MPI_LIBRARIES)},
+                               "version": {"type": "string", "pattern": r"^\d+(\.\d+){0,3}$"}}},
+        "app": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"},
+        "scaling": {"type": "object"},
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+        "legacy_code": {"type": "string"},
+        "description": {"type": "string"},
+    },
+}
+CATALOG_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["images"],
+    "properties": {"version": {"type": "integer"}, "images": {"type": "array", "items": ENTRY_SCHEMA}},
+}
+
+
+def image_from_entry(entry):
+    mpi = entry.get("mpi") or {}
+    return Image(
+        name=entry["name"],
+        uri=entry["uri"],
+        framework=entry["framework"],
+        version=versions.parse(str(entry["version"])),
+        kind=entry.get("kind", "framework"),
+        build=entry.get("build", "official"),
+        arch=entry.get("arch", "x86_64"),
+        isa=entry.get("isa", "x86-64" if entry.get("arch", "x86_64") == "x86_64" else
+                      {"aarch64": "armv8.0-a", "ppc64le": "power9"}[entry["arch"]]),
+        cpu_features=tuple(entry.get("cpu_features") or ()),
+        accelerator=entry.get("accelerator", "none"),
+        cuda=entry.get("cuda"),
+        rocm=entry.get("rocm"),
+        compilers=tuple(entry.get("compilers") or ()),
+        math=tuple(entry.get("math") or ()),
+        mpi=mpi.get("library"),
+        mpi_version=mpi.get("version"),
+        app=entry.get("app"),
+        scaling=tuple(sorted((entry.get("scaling") or {}).items())),
+        labels=tuple(sorted((entry.get("labels") or {}).items())),
+    )
+
+
+class ImageCatalog(object):
+    """An ordered, validated set of images."""
+
+    def __init__(self, images, source="<memory>"):
+        self.images = tuple(images)
+        self.source = source
+
+    def __len__(self):
+        return len(self.images)
+
+    def __iter__(self):
+        return iter(self.images)
+
+    @classmethod
+    def from_data(cls, data, source="<memory>"):
+        if isinstance(data, list):
+            data = {"images": data}
+        if jsonschema is None:
+            raise CatalogError("the jsonschema library is needed to read a catalog")
+        errors = sorted(jsonschema.Draft202012Validator(CATALOG_SCHEMA).iter_errors(data),
+                        key=lambda e: [str(p) for p in e.absolute_path])
+        if errors:
+            shown = ["%s: %s" % (path_str(list(e.absolute_path)) or "(catalog)", e.message[:200]) for e in errors[:10]]
+            raise CatalogError("catalog %s is malformed:\n  - %s" % (source, "\n  - ".join(shown)))
+        names = set()
+        images = []
+        for entry in data["images"]:
+            if entry["name"] in names:
+                raise CatalogError("catalog %s: image name %r appears twice" % (source, entry["name"]))
+            names.add(entry["name"])
+            images.append(image_from_entry(entry))
+        return cls(images, source)
+
+    @classmethod
+    def from_text(cls, text, source="<memory>"):
+        if yaml is None:
+            raise CatalogError("PyYAML is needed to read a catalog")
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise CatalogError("catalog %s is not valid YAML: %s" % (source, re.sub(r"\s+", " ", str(exc))))
+        return cls.from_data(data, source)
+
+    @classmethod
+    def from_file(cls, path):
+        try:
+            with open(path, "rb") as handle:
+                text = handle.read()
+        except (IOError, OSError) as exc:
+            raise CatalogError("cannot read catalog %s: %s" % (path, exc.strerror or exc))
+        return cls.from_text(text, str(path))

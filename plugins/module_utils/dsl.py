@@ -1,0 +1,495 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Step 1 of the pipeline: load the DSL (JSON or YAML), validate it, build a JobRequest.
+
+Every problem is collected and reported at once, each with its path, the bad value and a hint.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import traceback
+
+from ansible_collections.sodalite.modak.plugins.module_utils import cpu, schema, shell
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, nearest, path_str
+from ansible_collections.sodalite.modak.plugins.module_utils.model import (
+    Application, Build, JobOptions, JobRequest, Optimisation, Target)
+from ansible_collections.sodalite.modak.plugins.module_utils.versions import VersionRequest
+
+try:
+    import yaml
+    YAML_IMPORT_ERROR = None
+except ImportError:  # pragma: no cover - reported by the module
+    yaml = None
+    YAML_IMPORT_ERROR = traceback.format_exc()
+
+try:
+    import jsonschema
+    JSONSCHEMA_IMPORT_ERROR = None
+except ImportError:  # pragma: no cover - reported by the module
+    jsonschema = None
+    JSONSCHEMA_IMPORT_ERROR = traceback.format_exc()
+
+MAX_BYTES = 1024 * 1024  # a DSL document is small; anything larger is refused unread
+MAX_DEPTH = 32
+MAX_NODES = 20000
+
+SLURM_EVENTS = ("NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "INVALID_DEPEND", "STAGE_OUT",
+                "TIME_LIMIT", "TIME_LIMIT_90", "TIME_LIMIT_80", "TIME_LIMIT_50", "ARRAY_TASKS")
+PBS_LETTERS = {"a": "FAIL", "b": "BEGIN", "e": "END", "n": "NONE"}
+SCHEDULER_ALIASES = {"pbs": "pbspro", "none": "local", "bash": "local"}
+_MEM_UNITS = {"": 1.0, "k": 1.0 / 1024, "m": 1.0, "g": 1024.0, "t": 1024.0 * 1024}
+
+
+# ---------------------------------------------------------------- loading
+
+def _yaml_guard(text):
+    """Refuse aliases (alias bombs) and deep nesting before anything is built."""
+    depth = nodes = 0
+    for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        if isinstance(event, yaml.AliasEvent):
+            raise DslInvalid([DslProblem("", "YAML aliases (*name) are not accepted in a DSL document",
+                                         hint="write the values out in full")])
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise DslInvalid([DslProblem("", "the document nests deeper than %d levels" % MAX_DEPTH)])
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+        nodes += 1
+        if nodes > MAX_NODES:
+            raise DslInvalid([DslProblem("", "the document has more than %d elements" % MAX_NODES)])
+
+
+def _depth(value, level=0):
+    if level > MAX_DEPTH:
+        return level
+    if isinstance(value, dict):
+        return max([_depth(v, level + 1) for v in value.values()] or [level + 1])
+    if isinstance(value, list):
+        return max([_depth(v, level + 1) for v in value] or [level + 1])
+    return level
+
+
+def loads(text, fmt="auto"):
+    """Parse DSL text (JSON or YAML, safe loading only) into plain data."""
+    if isinstance(text, bytes):
+        if len(text) > MAX_BYTES:
+            raise DslInvalid([DslProblem("", "the document is larger than %d bytes" % MAX_BYTES)])
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DslInvalid([DslProblem("", "the document is not UTF-8 text: %s" % exc)])
+    if len(text) > MAX_BYTES:
+        raise DslInvalid([DslProblem("", "the document is larger than %d bytes" % MAX_BYTES)])
+    stripped = text.lstrip()
+    if fmt == "json" or (fmt == "auto" and stripped.startswith("{")):
+        try:
+            data = json.loads(text)
+        except RecursionError:
+            raise DslInvalid([DslProblem("", "the document nests deeper than %d levels" % MAX_DEPTH)])
+        except ValueError as exc:
+            raise DslInvalid([DslProblem("", "not valid JSON: %s" % exc, hint="check commas, quotes and braces")])
+        if _depth(data) > MAX_DEPTH:
+            raise DslInvalid([DslProblem("", "the document nests deeper than %d levels" % MAX_DEPTH)])
+        return data
+    if yaml is None:
+        raise DslInvalid([DslProblem("", "PyYAML is needed to read YAML documents")])
+    try:
+        _yaml_guard(text)
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise DslInvalid([DslProblem("", "not valid YAML: %s" % str(exc).replace("\n", " "))])
+
+
+def load_file(path):
+    """Read and parse a DSL file; the format follows the extension, else the content."""
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_BYTES + 1)
+    fmt = "json" if str(path).endswith(".json") else ("yaml" if str(path).endswith((".yml", ".yaml")) else "auto")
+    return loads(data, fmt)
+
+
+# ---------------------------------------------------------------- schema errors
+
+def _sub_schema(error):
+    return error.schema if isinstance(error.schema, dict) else {}
+
+
+def _problems_from_schema(doc):
+    validator = jsonschema.Draft202012Validator(schema.SCHEMA)
+    problems = []
+    for error in sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path]):
+        where = list(error.absolute_path)
+        path = path_str(where)
+        sub = _sub_schema(error)
+        kind = error.validator
+        if kind == "additionalProperties" and isinstance(error.instance, dict):
+            known = list(sub.get("properties", {}))
+            for key in sorted(set(error.instance) - set(known), key=str):
+                guess = nearest(key, known)
+                hint = "did you mean '%s'?" % guess if guess else "valid keys: %s" % ", ".join(known)
+                problems.append(DslProblem(path_str(where + [key]), "unknown key '%s'" % key, hint=hint))
+        elif kind == "enum":
+            choices = [c for c in sub.get("enum", []) if c != ""]
+            guess = nearest(error.instance, choices)
+            hint = ("did you mean '%s'? " % guess if guess else "") + "one of: %s" % ", ".join(map(str, choices))
+            problems.append(DslProblem(path, "not an accepted value", error.instance, hint))
+        elif kind == "required":
+            missing = error.message.split("'")[1] if "'" in error.message else error.message
+            problems.append(DslProblem(path_str(where + [missing]), "is required", hint=sub.get("properties", {})
+                                       .get(missing, {}).get("description")))
+        elif kind == "pattern":
+            problems.append(DslProblem(path, "has characters or a form that is not accepted", error.instance,
+                                       sub.get("description") or "one line, no spaces or shell characters"))
+        elif kind == "type":
+            want = sub.get("type")
+            want = " or ".join(want) if isinstance(want, list) else want
+            problems.append(DslProblem(path, "must be of type %s" % want, error.instance))
+        elif kind in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+            problems.append(DslProblem(path, "is out of range (%s %s)" % (kind, error.validator_value),
+                                       error.instance, sub.get("description")))
+        elif kind in ("maxLength", "maxItems", "maxProperties"):
+            problems.append(DslProblem(path, "is too long (%s %s)" % (kind, error.validator_value)))
+        elif kind == "propertyNames":
+            problems.append(DslProblem(path, "has a variable name that is not accepted", error.instance,
+                                       "names are letters, digits and '_', not starting with a digit"))
+        else:
+            problems.append(DslProblem(path, error.message))
+    return problems
+
+
+# ---------------------------------------------------------------- value parsers
+
+def walltime_seconds(value):
+    """Seconds, 'S', 'M:S', 'H:M:S', 'D-H:M:S' or ISO 8601 'P1DT2H' -> seconds."""
+    if isinstance(value, bool):
+        raise ValueError("not a duration")
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    iso = re.match(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$", text)
+    if iso:
+        d, h, m, s = (int(g or 0) for g in iso.groups())
+        return ((d * 24 + h) * 60 + m) * 60 + s
+    days = 0
+    if "-" in text:
+        day_text, text = text.split("-", 1)
+        days = int(day_text)
+    parts = [int(p) for p in text.split(":")]
+    for part in parts[1:]:
+        if part >= 60:
+            raise ValueError("minutes and seconds must be below 60")
+    while len(parts) < 3:
+        parts.insert(0, 0)
+    hours, minutes, seconds = parts
+    return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+
+
+def memory_mb(value):
+    """4096 (MiB), '4G', '512M', '1.5T' -> MiB (rounded up)."""
+    if isinstance(value, bool):
+        raise ValueError("not a size")
+    if isinstance(value, int):
+        return value
+    match = re.match(r"^(\d+(?:\.\d+)?)\s?([KkMmGgTt]?)", str(value).strip())
+    if not match:
+        raise ValueError("not a size")
+    return max(1, int(math.ceil(float(match.group(1)) * _MEM_UNITS[match.group(2).lower()])))
+
+
+def mail_events(text):
+    """Slurm words or PBS letters -> canonical Slurm words; raises ValueError with a hint."""
+    words = [w.strip().upper() for w in str(text).split(",") if w.strip()]
+    if all(w in SLURM_EVENTS for w in words):
+        return tuple(words)
+    if "," not in text and re.match(r"^[abenABEN]+$", text):
+        return tuple(PBS_LETTERS[c] for c in text.lower())
+    bad = [w for w in words if w not in SLURM_EVENTS]
+    guess = nearest(bad[0], SLURM_EVENTS) if bad else None
+    raise ValueError("unknown event %s%s" % (bad[0] if bad else text, "; did you mean %s?" % guess if guess else ""))
+
+
+# ---------------------------------------------------------------- semantic rules
+
+def _get(doc, *keys):
+    for key in keys:
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(key)
+    return doc
+
+
+def _semantic_problems(doc):
+    out = []
+    job = doc.get("job", {})
+    opts = job.get("job_options") or {}
+    app = job.get("application") or {}
+    opt = job.get("optimisation")
+    base = "job.job_options"
+
+    if "wall_time_limit" in opts:
+        try:
+            if walltime_seconds(opts["wall_time_limit"]) <= 0:
+                out.append(DslProblem(base + ".wall_time_limit", "must be longer than zero", opts["wall_time_limit"]))
+        except ValueError as exc:
+            out.append(DslProblem(base + ".wall_time_limit", str(exc), opts["wall_time_limit"],
+                                  "use seconds, 'H:MM:SS', 'D-HH:MM:SS' or 'P1DT2H'"))
+    events = opts.get("request_event_notification")
+    if events is not None:
+        try:
+            words = mail_events(events)
+        except ValueError as exc:
+            out.append(DslProblem(base + ".request_event_notification", str(exc), events,
+                                  "Slurm words (BEGIN,END,FAIL,ALL,NONE) or PBS letters (abe, n)"))
+        else:
+            if words != ("NONE",) and not opts.get("email_address"):
+                out.append(DslProblem(base + ".email_address", "is required when event notifications are requested",
+                                      hint="add an email address or drop request_event_notification"))
+    if opts.get("combine_stdout_stderr") is False and not opts.get("standard_error_file"):
+        out.append(DslProblem(base + ".standard_error_file", "is required when combine_stdout_stderr is false",
+                              hint="name an error file, or set combine_stdout_stderr to true"))
+    if opts.get("queue") and opts.get("partition") and opts["queue"] != opts["partition"]:
+        out.append(DslProblem(base + ".partition", "differs from queue; both name the same thing",
+                              opts["partition"], "give only one of queue and partition"))
+    if opts.get("memory_limit") is not None and opts.get("minimum_memory_per_processor") is not None:
+        out.append(DslProblem(base + ".minimum_memory_per_processor",
+                              "cannot be combined with memory_limit (schedulers take one or the other)",
+                              hint="keep memory_limit (per node) or minimum_memory_per_processor (per CPU)"))
+
+    for key in ("executable", "arguments"):
+        value = app.get(key)
+        if isinstance(value, str):
+            try:
+                shell.split_words(value)
+            except ValueError as exc:
+                out.append(DslProblem("job.application." + key, "cannot be split into words: %s" % exc, value,
+                                      "balance the quotes, or give arguments as a list"))
+
+    if isinstance(opt, dict):
+        out.extend(_optimisation_problems(opt))
+    return out
+
+
+def _optimisation_problems(opt):
+    out = []
+    base = "job.optimisation"
+    app_type = opt.get("app_type")
+    sections = [k for k in opt if k.startswith("app_type-")]
+    if app_type and "app_type-%s" % app_type not in opt:
+        out.append(DslProblem(base + ".app_type-%s" % app_type, "is required because app_type is '%s'" % app_type,
+                              hint="add the section that describes the %s application" % app_type))
+    for key in sections:
+        if app_type and key != "app_type-%s" % app_type:
+            out.append(DslProblem(base + "." + key, "does not match app_type '%s'" % app_type,
+                                  hint="remove it, or set app_type to '%s'" % key.split("-", 1)[1]))
+    section = opt.get("app_type-%s" % app_type) if app_type else None
+    if isinstance(section, dict):
+        where = "%s.app_type-%s" % (base, app_type)
+        if app_type in ("ai_training", "ai_inference"):
+            chosen = _get(section, "config", "ai_framework")
+            prefix = "ai_framework-"
+        else:
+            chosen = _get(section, "config", "parallelisation")
+            prefix = "parallelisation-"
+        for key in section:
+            if key.startswith(prefix) and chosen and key != prefix + chosen:
+                out.append(DslProblem(where + "." + key, "does not match the chosen %s '%s'" % (prefix[:-1], chosen),
+                                      hint="remove it, or choose '%s'" % key[len(prefix):]))
+        details = section.get(prefix + chosen) if chosen else None
+        if isinstance(details, dict) and "version" in details:
+            try:
+                VersionRequest(details["version"])
+            except ValueError as exc:
+                out.append(DslProblem(where + ".%s%s.version" % (prefix, chosen), str(exc), details["version"]))
+    build = opt.get("opt_build") or {}
+    cpu_type = build.get("cpu_type")
+    if cpu_type:
+        arch = cpu.CPU_TYPE_ARCH.get(cpu_type)
+        for key, table in (("cpu_isa", cpu.ISA_ARCH), ("cpu_microarch", None)):
+            value = build.get(key)
+            if not value:
+                continue
+            value_arch = table.get(value) if table else cpu.ISA_ARCH.get(cpu.MICROARCH.get(value, ("",))[0])
+            if value_arch and value_arch != arch:
+                out.append(DslProblem(base + ".opt_build." + key, "is a %s value but cpu_type '%s' is %s"
+                                      % (value_arch, cpu_type, arch), value))
+    return out
+
+
+def problems(doc):
+    """All problems of a parsed document (schema first, then the semantic rules)."""
+    if jsonschema is None:
+        raise DslInvalid([DslProblem("", "the jsonschema library is needed to validate the DSL")])
+    if not isinstance(doc, dict):
+        return [DslProblem("", "the document must be a mapping with a 'job' key", type(doc).__name__,
+                           'start with {"job": {"application": {...}}}')]
+    found = _problems_from_schema(doc)
+    if not found:
+        found.extend(_semantic_problems(doc))
+    else:
+        # semantic rules are still checked where the schema found nothing wrong in the same place
+        seen = set(p.path for p in found)
+        found.extend(p for p in _safe_semantic(doc) if p.path not in seen)
+    return sorted(found, key=lambda p: p.path)
+
+
+def _safe_semantic(doc):
+    try:
+        return _semantic_problems(doc)
+    except (TypeError, AttributeError, KeyError, ValueError):
+        return []
+
+
+# ---------------------------------------------------------------- building the request
+
+def _words(value):
+    if value is None:
+        return ()
+    if isinstance(value, list):
+        return tuple(str(v) for v in value)
+    return tuple(shell.split_words(value))
+
+
+def _job_options(raw):
+    events = mail_events(raw["request_event_notification"]) if raw.get("request_event_notification") else ()
+    dependency = raw.get("job_dependency") or ()
+    if isinstance(dependency, str):
+        dependency = (dependency,)
+    stderr = raw.get("standard_error_file")
+    return JobOptions(
+        job_name=raw.get("job_name", "job"),
+        queue=raw.get("queue") or raw.get("partition"),
+        constraint=raw.get("architecture_constraint"),
+        walltime_s=walltime_seconds(raw["wall_time_limit"]) if raw.get("wall_time_limit") is not None else None,
+        nodes=raw.get("node_count"),
+        tasks_per_node=raw.get("process_count_per_node"),
+        tasks=raw.get("core_count"),
+        cpus_per_task=raw.get("core_count_per_process"),
+        gpus_per_node=raw.get("request_gpus"),
+        gpu_type=raw.get("gpu_type"),
+        mem_mb=memory_mb(raw["memory_limit"]) if raw.get("memory_limit") is not None else None,
+        mem_per_cpu_mb=(memory_mb(raw["minimum_memory_per_processor"])
+                        if raw.get("minimum_memory_per_processor") is not None else None),
+        account=raw.get("account"),
+        qos=raw.get("qos"),
+        array=raw.get("job_array"),
+        dependency=tuple(dependency),
+        begin=raw.get("defer_job"),
+        exclusive=bool(raw.get("node_exclusive", False)),
+        stdout=raw.get("standard_output_file", "job.out"),
+        stderr=stderr or None,
+        mail_events=tuple(e for e in events if e != "NONE"),
+        mail_user=raw.get("email_address"),
+        export_all=bool(raw.get("copy_environment", False)),
+        export_vars=raw.get("copy_environment_variable"),
+        nodelist=raw.get("request_specific_nodes"),
+        extra_directives=tuple(raw.get("extra_directives") or ()),
+    )
+
+
+def _optimisation(raw, notes):
+    build = raw.get("opt_build") or {}
+    acc = build.get("acc_type") or "none"
+    app_type = raw["app_type"]
+    section = raw.get("app_type-%s" % app_type) or {}
+    config = section.get("config") or {}
+    framework = version = parallelisation = library = affinity = None
+    compilers = []
+    if app_type in ("ai_training", "ai_inference"):
+        framework = config.get("ai_framework")
+        details = section.get("ai_framework-%s" % framework) or {}
+        version = details.get("version")
+        if details.get("xla"):
+            compilers.append("xla")
+        if details.get("glow"):
+            compilers.append("glow")
+        if details.get("compile"):
+            compilers.append("inductor")
+        if details.get("onednn"):
+            compilers.append("onednn")
+    else:
+        parallelisation = config.get("parallelisation")
+        if parallelisation == "opencc":
+            parallelisation = "openacc"
+            notes.append("parallelisation 'opencc' is read as 'openacc'")
+        mpi = section.get("parallelisation-mpi") or {}
+        library = mpi.get("library")
+        version = mpi.get("version")
+        affinity = (section.get("parallelisation-openmp") or {}).get("affinity")
+    enable = raw.get("enable_opt_build")
+    return Optimisation(
+        app_type=app_type,
+        enable_opt_build=True if enable is None else bool(enable),
+        enable_autotuning=bool(raw.get("enable_autotuning", False)),
+        cpu_type=build.get("cpu_type", "x86"),
+        accelerator=acc,
+        cpu_isa=build.get("cpu_isa"),
+        cpu_microarch=build.get("cpu_microarch"),
+        cpu_features=tuple(build.get("cpu_features") or ()),
+        cuda_version=build.get("cuda_version"),
+        rocm_version=build.get("rocm_version"),
+        framework=framework,
+        version=version,
+        compilers=tuple(compilers),
+        parallelisation=parallelisation,
+        mpi_library=library,
+        omp_affinity=affinity,
+        data_location=_get(section, "data", "location"),
+    )
+
+
+def build_request(doc):
+    """Turn a valid document into a JobRequest (call ``validate`` first)."""
+    job = doc["job"]
+    notes = []
+    raw_app = job.get("application") or {}
+    raw_target = job.get("target") or {}
+    opt = _optimisation(job["optimisation"], notes) if job.get("optimisation") else None
+
+    threads = raw_app.get("threads")
+    if threads is None and opt and job["optimisation"].get("app_type-hpc"):
+        threads = _get(job["optimisation"], "app_type-hpc", "parallelisation-openmp", "number_of_threads")
+    environment = tuple(sorted((k, v if isinstance(v, str) else json.dumps(v))
+                               for k, v in (raw_app.get("environment") or {}).items()))
+    binds = list(raw_app.get("bind_paths") or ())
+    if opt and opt.data_location and re.match(schema.ABS_PATH, opt.data_location) and opt.data_location not in binds:
+        binds.append(opt.data_location)
+        notes.append("the data location %s is bound into the container" % opt.data_location)
+    build = raw_app.get("build")
+    app = Application(
+        app_tag=raw_app.get("app_tag"),
+        app_type=raw_app.get("app_type"),
+        argv=_words(raw_app.get("executable")) + _words(raw_app.get("arguments")),
+        container_runtime=raw_app.get("container_runtime"),
+        mpi_ranks=raw_app.get("mpi_ranks", 1),
+        threads=threads or 1,
+        minimal_efficiency=raw_app.get("minimal_efficiency"),
+        build=Build(build["src"], build["build_command"], build.get("build_parallelism", 1)) if build else None,
+        environment=environment,
+        working_directory=raw_app.get("working_directory"),
+        bind_paths=tuple(binds),
+        modules=tuple(raw_app.get("modules") or ()),
+        launcher=raw_app.get("launcher", "auto"),
+    )
+    scheduler = raw_target.get("job_scheduler_type")
+    if scheduler is None:
+        scheduler = "local"
+        notes.append("no job_scheduler_type given: writing a plain bash script (target.job_scheduler_type: slurm, "
+                     "pbspro, torque or local)")
+    scheduler = SCHEDULER_ALIASES.get(scheduler, scheduler)
+    target = Target(scheduler=scheduler, name=raw_target.get("name"),
+                    engine=raw_target.get("container_engine", "apptainer"), image_dir=raw_target.get("image_dir"))
+    return JobRequest(options=_job_options(job.get("job_options") or {}), app=app, target=target, opt=opt,
+                      notes=tuple(notes))
+
+
+def parse(doc):
+    """Validate ``doc`` and return a JobRequest, or raise DslInvalid listing every problem."""
+    found = problems(doc)
+    if found:
+        raise DslInvalid(found)
+    return build_request(doc)

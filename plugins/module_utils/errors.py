@@ -1,0 +1,88 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Errors of the optimiser core: every problem names its path in the DSL."""
+
+from __future__ import annotations
+
+import difflib
+
+
+class DslProblem(object):
+    """One problem found in a DSL document.
+
+    ``path`` is dotted (``job.application.mpi_ranks``, ``job.application.arguments[2]``),
+    ``value`` the offending value (or None) and ``hint`` what to do about it.
+    """
+
+    __slots__ = ("path", "message", "value", "hint")
+
+    def __init__(self, path, message, value=None, hint=None):
+        self.path = path
+        self.message = message
+        self.value = value
+        self.hint = hint
+
+    def as_dict(self):
+        return {"path": self.path, "message": self.message, "value": self.value, "hint": self.hint}
+
+    def __str__(self):
+        text = "%s: %s" % (self.path or "(document)", self.message)
+        if self.value is not None:
+            shown = repr(self.value)
+            if len(shown) > 80:
+                shown = shown[:77] + "..."
+            text += " (got %s)" % shown
+        if self.hint:
+            text += "; hint: %s" % self.hint
+        return text
+
+    def __repr__(self):
+        return "DslProblem(%r)" % str(self)
+
+    def __eq__(self, other):
+        return isinstance(other, DslProblem) and self.as_dict() == other.as_dict()
+
+    def __hash__(self):
+        return hash(str(self))
+
+
+class ModakError(Exception):
+    """Base class of the errors the core raises on purpose."""
+
+
+class DslInvalid(ModakError):
+    """The DSL document has problems; ``problems`` lists all of them at once."""
+
+    def __init__(self, problems):
+        self.problems = list(problems)
+        lines = ["the optimisation DSL has %d problem(s):" % len(self.problems)]
+        lines.extend("  - %s" % p for p in self.problems)
+        super(DslInvalid, self).__init__("\n".join(lines))
+
+
+class CatalogError(ModakError):
+    """The image catalog cannot be read or is malformed."""
+
+
+class OutputError(ModakError):
+    """A result cannot be written where it was asked to be written."""
+
+
+def nearest(word, choices):
+    """Return the closest valid choice to ``word`` or None (used for 'did you mean')."""
+    found = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def path_str(parts):
+    """Render a path given as a sequence of keys and indexes: ('job', 'a', 2) -> 'job.a[2]'."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += "[%d]" % part
+        elif out:
+            out += "." + str(part)
+        else:
+            out = str(part)
+    return out

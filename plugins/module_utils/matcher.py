@@ -1,0 +1,207 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Step 2 of the pipeline: choose the image, and say why.
+
+Hard constraints first (family, version, architecture, accelerator, CUDA/ROCm, ISA level,
+CPU features, optimised-or-not), then the newest release line the request leaves open,
+then a score: requested compilers, build kind, version, ISA level, math libraries.
+Ties go to the name in alphabetical order, so the result never depends on catalog order.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.sodalite.modak.plugins.module_utils import cpu, versions
+from ansible_collections.sodalite.modak.plugins.module_utils.catalog import BUILD_RANK
+from ansible_collections.sodalite.modak.plugins.module_utils.model import Choice
+
+SCORE_NAMES = ("requested compilers", "build kind", "version", "ISA level", "math libraries")
+PREFERRED_MATH = {"x86_64": ("mkl", "onednn"), "aarch64": ("onednn",), "ppc64le": ()}
+OFFICIAL = {
+    # framework -> (CPU tag, GPU tag); {v} is the version padded to three parts
+    "tensorflow": ("docker://tensorflow/tensorflow:{v}", "docker://tensorflow/tensorflow:{v}-gpu"),
+    "keras": ("docker://tensorflow/tensorflow:latest", "docker://tensorflow/tensorflow:latest-gpu"),
+    "pytorch": ("docker://pytorch/pytorch:{v}", "docker://pytorch/pytorch:{v}"),
+    "mxnet": ("docker://mxnet/python:{v}", "docker://mxnet/python:{v}_gpu_cu112_py3"),
+}
+
+
+def _family(opt, app, catalog):
+    """The images of the requested kind, and a phrase that names the request."""
+    if opt.app_type in ("ai_training", "ai_inference"):
+        imgs = [i for i in catalog if i.kind == "framework" and i.framework == opt.framework]
+        return imgs, "%s %s" % (opt.framework, opt.version or "(newest)")
+    if app.app_tag:
+        imgs = [i for i in catalog if i.kind == "application" and i.app == app.app_tag]
+        if opt.mpi_library:
+            imgs = [i for i in imgs if i.mpi == opt.mpi_library] or imgs
+        if imgs:
+            return imgs, "application %s" % app.app_tag
+    library = opt.mpi_library or ("openmpi" if opt.parallelisation == "mpi" else None)
+    if library is None:
+        return [], "%s application" % (opt.parallelisation or "HPC")
+    imgs = [i for i in catalog if i.kind == "mpi" and i.mpi == library]
+    return imgs, "%s %s" % (library, opt.version or "(newest)")
+
+
+def _reject_reason(img, opt, request, profile):
+    if not request.matches(img.version):
+        return "version %s does not match the request %s" % (img.version_text, request)
+    if img.arch != profile.arch:
+        return "built for %s, the target is %s" % (img.arch, profile.arch)
+    want = opt.accelerator if opt.accelerator in ("nvidia", "amd", "fpga") else "none"
+    if want == "none" and img.accelerator != "none":
+        return "needs a %s GPU; the target has no accelerator" % img.accelerator
+    if want != "none" and img.accelerator != want:
+        return "%s; the target has %s accelerators" % (
+            "CPU-only image" if img.accelerator == "none" else "built for %s GPUs" % img.accelerator, want)
+    if want == "nvidia" and opt.cuda_version and img.cuda and \
+            versions.parse(img.cuda) > versions.parse(opt.cuda_version):
+        return "needs CUDA %s; the target supports up to %s" % (img.cuda, opt.cuda_version)
+    if want == "amd" and opt.rocm_version and img.rocm and \
+            versions.parse(img.rocm)[:2] != versions.parse(opt.rocm_version)[:2]:
+        return "built for ROCm %s; the target has %s" % (img.rocm, opt.rocm_version)
+    if cpu.ISA_RANK.get(img.isa, 0) > cpu.ISA_RANK.get(profile.isa, 0):
+        return "needs %s; the target offers %s" % (img.isa, profile.isa)
+    missing = profile.lacks(img.cpu_features)
+    if missing:
+        return "needs CPU features the target lacks: %s" % ", ".join(missing)
+    if not opt.enable_opt_build and img.build != "official":
+        return "%s build, but enable_opt_build is false" % img.build
+    return None
+
+
+def _score(img, opt):
+    math = PREFERRED_MATH.get(img.arch, ())
+    return (
+        len(set(opt.compilers) & (set(img.compilers) | set(img.math))),
+        BUILD_RANK.get(img.build, 0),
+        img.version,
+        cpu.ISA_RANK.get(img.isa, 0),
+        len(set(math) & set(img.math)),
+    )
+
+
+def _ranked(imgs, opt):
+    """Best first; ties broken by name (ascending)."""
+    return sorted(sorted(imgs, key=lambda i: i.name), key=lambda i: _score(i, opt), reverse=True)
+
+
+def _why_lost(loser, winner, opt):
+    a, b = _score(winner, opt), _score(loser, opt)
+    for name, wa, lb in zip(SCORE_NAMES, a, b):
+        if wa != lb:
+            if name == "version":
+                wa, lb = versions.render(wa), versions.render(lb)
+            elif name == "build kind":
+                wa, lb = winner.build, loser.build
+            return "lost on %s (%s < %s)" % (name, lb, wa)
+    return "tied with the chosen image; lost on name order"
+
+
+def _describe(img):
+    bits = ["%s %s" % (img.framework, img.version_text), "%s build" % img.build, "needs %s" % img.isa]
+    if img.accelerator != "none":
+        bits.append("%s%s" % (img.accelerator, " CUDA %s" % img.cuda if img.cuda else
+                                ("ROCm %s" % img.rocm if img.rocm else "")))
+    if img.compilers:
+        bits.append("compilers %s" % "+".join(img.compilers))
+    if img.math:
+        bits.append("math %s" % "+".join(img.math))
+    if img.mpi:
+        bits.append("%s %s" % (img.mpi, img.mpi_version or ""))
+    return ", ".join(b.strip() for b in bits)
+
+
+def _official(opt, request):
+    pattern = OFFICIAL.get(opt.framework or "")
+    if not pattern:
+        return None
+    prefix = request.prefix
+    if request.is_any:
+        text = "latest"
+    elif prefix is not None:
+        text = versions.render(tuple(prefix) + (0,) * (3 - len(prefix)))
+    else:
+        return None
+    gpu = opt.accelerator == "nvidia"
+    return pattern[1 if gpu else 0].format(v=text)
+
+
+def _fallback(req, opt, label, explanation, rejected):
+    app = req.app
+    why = "no catalog image fits %s" % label
+    if rejected:
+        why += " (%d candidate(s) rejected, see the explanation)" % len(rejected)
+    if app.container_runtime:
+        msg = "%s: using your container_runtime %s" % (why, app.container_runtime)
+        return Choice(None, app.container_runtime, "user", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
+    uri = _official(opt, versions.VersionRequest(opt.version)) if opt.framework else None
+    if uri:
+        msg = "%s: falling back to the official image %s" % (why, uri)
+        return Choice(None, uri, "official", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
+    msg = "%s and there is no official image to fall back on: the application runs without a container" % why
+    return Choice(None, None, "bare", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
+
+
+def choose(req, catalog):
+    """Return the Choice for a JobRequest against an ImageCatalog."""
+    opt, app = req.opt, req.app
+    if opt is None:
+        if app.container_runtime:
+            return Choice(None, app.container_runtime, "user",
+                          ("no optimisation section: running your container_runtime %s as given" % app.container_runtime,))
+        return Choice(None, None, "bare",
+                      ("no optimisation section and no container_runtime: the application runs without a container",))
+    if not opt.enable_opt_build and app.container_runtime:
+        return Choice(None, app.container_runtime, "user",
+                      ("enable_opt_build is false: running your container_runtime %s as given" % app.container_runtime,))
+
+    profile = cpu.profile(opt.cpu_type, opt.cpu_isa, opt.cpu_microarch, opt.cpu_features)
+    request = versions.VersionRequest(opt.version)
+    family, label = _family(opt, app, catalog)
+    explanation = ["target CPU: %s, %s (%s)" % (profile.arch, profile.isa, profile.source)]
+    explanation.append("looking for %s%s%s" % (
+        label,
+        " on %s GPUs" % opt.accelerator if opt.accelerator in ("nvidia", "amd", "fpga") else " on CPU",
+        ", with %s" % " and ".join(opt.compilers) if opt.compilers else ""))
+    others = len(catalog) - len(family)
+    if others:
+        explanation.append("%d catalog image(s) of other frameworks or kinds were not considered" % others)
+
+    rejected, fits = [], []
+    for img in family:
+        reason = _reject_reason(img, opt, request, profile)
+        if reason:
+            rejected.append((img.name, reason))
+        else:
+            fits.append(img)
+    if fits:
+        newest = max(request.line_of(i.version) for i in fits)
+        for img in [i for i in fits if request.line_of(i.version) != newest]:
+            rejected.append((img.name, "release line %s is older than %s, the newest that matches %s"
+                             % (versions.render(request.line_of(img.version)), versions.render(newest), request)))
+        fits = [i for i in fits if request.line_of(i.version) == newest]
+    rejected.sort()
+    if not fits:
+        explanation.extend("rejected %s: %s" % r for r in rejected)
+        return _fallback(req, opt, label, explanation, rejected)
+
+    ranked = _ranked(fits, opt)
+    best = ranked[0]
+    explanation.append("chosen %s (%s): %s" % (best.name, best.uri, _describe(best)))
+    if opt.compilers:
+        missing = sorted(set(opt.compilers) - set(best.compilers) - set(best.math))
+        if missing:
+            explanation.append("no fitting image offers %s; the chosen one is the best without it" % ", ".join(missing))
+    runners = ["%s: %s" % (img.name, _why_lost(img, best, opt)) for img in ranked[1:4]]
+    explanation.extend("runner-up %s" % r for r in runners)
+    explanation.extend("rejected %s: %s" % r for r in rejected)
+    warnings = []
+    if app.container_runtime and app.container_runtime != best.uri:
+        warnings.append("your container_runtime %s is replaced by the optimised image %s "
+                        "(set enable_opt_build: false to keep yours)" % (app.container_runtime, best.uri))
+    if profile.assumed:
+        warnings.append("the target CPU was assumed to be %s; declare opt_build.cpu_isa or cpu_microarch "
+                        "to allow images built for newer CPUs" % profile.isa)
+    return Choice(best, best.uri, "catalog", tuple(explanation), tuple(warnings), tuple(runners), tuple(rejected))

@@ -1,0 +1,204 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Typed data of the pipeline: the request (from the DSL), images, settings, scripts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    job_name: str = "job"
+    queue: Optional[str] = None
+    constraint: Optional[str] = None
+    walltime_s: Optional[int] = None
+    nodes: Optional[int] = None
+    tasks_per_node: Optional[int] = None
+    tasks: Optional[int] = None
+    cpus_per_task: Optional[int] = None
+    gpus_per_node: Optional[int] = None
+    gpu_type: Optional[str] = None
+    mem_mb: Optional[int] = None
+    mem_per_cpu_mb: Optional[int] = None
+    account: Optional[str] = None
+    qos: Optional[str] = None
+    array: Optional[str] = None
+    dependency: Tuple[str, ...] = ()
+    begin: Optional[str] = None
+    exclusive: bool = False
+    stdout: str = "job.out"
+    stderr: Optional[str] = None
+    mail_events: Tuple[str, ...] = ()  # canonical: begin, end, fail
+    mail_user: Optional[str] = None
+    export_all: bool = False
+    export_vars: Optional[str] = None
+    nodelist: Optional[str] = None
+    extra_directives: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Build:
+    src: str
+    command: str
+    parallelism: int = 1
+
+
+@dataclass(frozen=True)
+class Application:
+    app_tag: Optional[str] = None
+    app_type: Optional[str] = None
+    argv: Tuple[str, ...] = ()
+    container_runtime: Optional[str] = None
+    mpi_ranks: int = 1
+    threads: int = 1
+    minimal_efficiency: Optional[float] = None
+    build: Optional[Build] = None
+    environment: Tuple[Tuple[str, str], ...] = ()
+    working_directory: Optional[str] = None
+    bind_paths: Tuple[str, ...] = ()
+    modules: Tuple[str, ...] = ()
+    launcher: str = "auto"
+
+
+@dataclass(frozen=True)
+class Target:
+    scheduler: str = "local"
+    name: Optional[str] = None
+    engine: str = "apptainer"
+    image_dir: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Optimisation:
+    app_type: str
+    enable_opt_build: bool = True
+    enable_autotuning: bool = False
+    cpu_type: str = "x86"
+    accelerator: str = "none"
+    cpu_isa: Optional[str] = None
+    cpu_microarch: Optional[str] = None
+    cpu_features: Tuple[str, ...] = ()
+    cuda_version: Optional[str] = None
+    rocm_version: Optional[str] = None
+    framework: Optional[str] = None
+    version: Optional[str] = None
+    compilers: Tuple[str, ...] = ()  # requested graph compilers: xla, inductor, glow, ngraph
+    parallelisation: Optional[str] = None
+    mpi_library: Optional[str] = None
+    omp_affinity: Optional[str] = None
+    data_location: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """The validated DSL, with defaults applied; what the pipeline works on."""
+    options: JobOptions
+    app: Application
+    target: Target
+    opt: Optional[Optimisation] = None
+    notes: Tuple[str, ...] = ()  # things said about defaults that were applied
+
+
+@dataclass(frozen=True)
+class Image:
+    """One catalog entry."""
+    name: str
+    uri: str
+    framework: str
+    version: Tuple[int, ...]
+    kind: str = "framework"  # framework | mpi | application
+    build: str = "official"  # official | optimised-pip | optimised-source
+    arch: str = "x86_64"
+    isa: str = "x86-64"
+    cpu_features: Tuple[str, ...] = ()
+    accelerator: str = "none"  # none | nvidia | amd
+    cuda: Optional[str] = None
+    rocm: Optional[str] = None
+    compilers: Tuple[str, ...] = ()
+    math: Tuple[str, ...] = ()
+    mpi: Optional[str] = None
+    mpi_version: Optional[str] = None
+    app: Optional[str] = None
+    scaling: Tuple[Tuple[str, object], ...] = ()
+    labels: Tuple[Tuple[str, str], ...] = ()
+
+    @property
+    def version_text(self):
+        return ".".join(str(p) for p in self.version)
+
+    def as_dict(self):
+        return {
+            "name": self.name, "uri": self.uri, "framework": self.framework,
+            "version": self.version_text, "kind": self.kind, "build": self.build,
+            "arch": self.arch, "isa": self.isa, "cpu_features": list(self.cpu_features),
+            "accelerator": self.accelerator, "cuda": self.cuda, "rocm": self.rocm,
+            "compilers": list(self.compilers), "features": sorted(set(self.compilers) | set(self.math)),
+            "math": list(self.math), "mpi": self.mpi, "mpi_version": self.mpi_version, "app": self.app,
+        }
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Outcome of matching: the image (or None for a bare run) and why."""
+    image: Optional[Image]
+    uri: Optional[str]
+    source: str  # catalog | user | official | bare
+    explanation: Tuple[str, ...] = ()
+    warnings: Tuple[str, ...] = ()
+    runners_up: Tuple[str, ...] = ()
+    rejected: Tuple[Tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Run settings chosen by the model step."""
+    nodes: int
+    tasks_per_node: Optional[int]
+    ranks: int
+    threads: int
+    launcher: str  # srun | mpirun | mpiexec | none
+    env: Tuple[Tuple[str, str], ...]
+    cpus_per_task: int = 1
+    gpus: int = 0
+    gpu_vendor: str = "none"
+    engine: str = "apptainer"
+    notes: Tuple[str, ...] = ()
+
+    def as_dict(self):
+        return {"nodes": self.nodes, "tasks_per_node": self.tasks_per_node, "ranks": self.ranks,
+                "threads": self.threads, "cpus_per_task": self.cpus_per_task, "launcher": self.launcher,
+                "env": dict(self.env), "gpus": self.gpus, "gpu_vendor": self.gpu_vendor,
+                "container_engine": self.engine}
+
+
+@dataclass(frozen=True)
+class JobScript:
+    """A rendered script: shebang, directive lines and body lines."""
+    scheduler: str
+    filename: str
+    directives: Tuple[str, ...]
+    body: Tuple[str, ...]
+    shebang: str = "#!/bin/bash"
+
+    @property
+    def text(self):
+        lines = [self.shebang]
+        lines.extend(self.directives)
+        lines.append("")
+        lines.extend(self.body)
+        return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Result:
+    """What one optimisation returns (the module's return values come from here)."""
+    request: JobRequest
+    choice: Choice
+    settings: Settings
+    script: JobScript
+    explanation: List[str] = field(default_factory=list)
+    warnings: List[str] = field(default_factory=list)
+    extra: Dict[str, object] = field(default_factory=dict)

@@ -1,0 +1,25 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""The optimiser on one screen: DSL -> match -> model -> render."""
+
+from __future__ import annotations
+
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher, render, settings
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem
+from ansible_collections.sodalite.modak.plugins.module_utils.model import Result
+
+
+def optimise(document, catalog):
+    """Optimise one DSL document (already parsed into plain data) against an ImageCatalog."""
+    request = dsl.parse(document)                        # 1. validate, apply defaults
+    choice = matcher.choose(request, catalog)            # 2. image, with the reasons
+    run = settings.plan(request, choice)                 # 3. ranks, threads, launcher, env
+    if not request.app.argv and not choice.uri:
+        raise DslInvalid([DslProblem("job.application.executable",
+                                     "is required when the application runs without a container",
+                                     hint="name the program to run, or give a container_runtime")])
+    script, warnings = render.render(request, choice, run)   # 4. job script
+    explanation = list(choice.explanation) + list(run.notes) + list(request.notes)
+    return Result(request=request, choice=choice, settings=run, script=script,
+                  explanation=explanation, warnings=list(choice.warnings) + warnings)

@@ -1,0 +1,39 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Apptainer: pull, exec and run command lines (argv lists; Raw words are shell expressions)."""
+
+from __future__ import annotations
+
+from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
+
+
+class Apptainer(object):
+    name = "apptainer"
+    binary = "apptainer"
+    image_dir_vars = ("MODAK_IMAGE_DIR", "SINGULARITY_DIR")
+
+    def gpu_flags(self, vendor):
+        return {"nvidia": ["--nv"], "amd": ["--rocm"]}.get(vendor, [])
+
+    def pull_argv(self, dest, uri):
+        return [self.binary, "pull", "--force", dest, uri]
+
+    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None):
+        """``image`` is a word (often Raw('"$IMAGE"')); an empty argv runs the image's runscript."""
+        words = [self.binary, "exec" if argv else "run"]
+        words.extend(self.gpu_flags(gpu_vendor))
+        if binds:
+            words.extend(["--bind", ",".join(binds)])
+        if workdir:
+            words.extend(["--pwd", workdir])
+        words.append(image)
+        words.extend(argv)
+        return words
+
+    def image_dir_expr(self):
+        """Shell expression of the image directory: the first variable set, else ~/.modak/images."""
+        expr = "$HOME/.modak/images"
+        for var in reversed(self.image_dir_vars):
+            expr = "${%s:-%s}" % (var, expr)
+        return Raw('"%s"' % expr)

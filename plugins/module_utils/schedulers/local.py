@@ -1,0 +1,43 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Local backend: a plain bash script that redirects its own output and enforces the wall time."""
+
+from __future__ import annotations
+
+from ansible_collections.sodalite.modak.plugins.module_utils import shell
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import Scheduler
+
+
+class Local(Scheduler):
+    name = "local"
+    prefix = "#"
+    extension = ".sh"
+    default_launcher = "mpirun"
+
+    def directives(self, options, settings):
+        warnings = []
+        ignored = [name for name, value in (
+            ("queue", options.queue), ("account", options.account), ("qos", options.qos),
+            ("job_array", options.array), ("job_dependency", options.dependency),
+            ("memory_limit", options.mem_mb), ("request_event_notification", options.mail_events),
+            ("extra_directives", options.extra_directives)) if value]
+        if settings.nodes > 1:
+            ignored.append("node_count")
+        if ignored:
+            warnings.append("a local run has no scheduler: %s ignored" % ", ".join(ignored))
+        return [], warnings
+
+    def preamble(self, options, settings):
+        _lines, warnings = self.directives(options, settings)
+        return ["# modak: local run of job %s" % options.job_name], warnings
+
+    def run_prefix(self, options):
+        if options.walltime_s:
+            return ["timeout", "--signal=TERM", "--kill-after=30", "%ds" % options.walltime_s]
+        return []
+
+    def redirect_lines(self, options):
+        if options.stderr:
+            return ["exec >%s 2>%s" % (shell.quote(options.stdout), shell.quote(options.stderr))]
+        return ["exec >%s 2>&1" % shell.quote(options.stdout)]

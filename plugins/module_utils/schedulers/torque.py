@@ -1,0 +1,63 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Torque backend: #PBS directives with nodes=N:ppn=P resources."""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
+    Scheduler, hms, opt, pbs_begin, pbs_events, pbs_job_name)
+
+
+def nodes(options, settings, warnings):
+    tpn = settings.tasks_per_node or 1
+    spec = "nodes=%d:ppn=%d" % (settings.nodes, tpn * settings.cpus_per_task)
+    if settings.gpus:
+        spec += ":gpus=%d" % settings.gpus
+    if options.constraint:
+        if re.match(r"^[A-Za-z0-9_.-]+$", options.constraint):
+            spec += ":%s" % options.constraint
+        else:
+            warnings.append("Torque node properties are plain words; constraint '%s' was left out"
+                            % options.constraint)
+    return spec
+
+
+class Torque(Scheduler):
+    name = "torque"
+    prefix = "#PBS"
+    extension = ".pbs"
+    submit_dir_var = "PBS_O_WORKDIR"
+    default_launcher = "mpirun"
+
+    def directives(self, options, settings):
+        warnings = []
+        lines = [
+            "-N %s" % pbs_job_name(options.job_name),
+            "-l %s" % nodes(options, settings, warnings),
+            opt("-l walltime={0}", hms(options.walltime_s) if options.walltime_s else None),
+            opt("-l mem={0}mb", options.mem_mb),
+            opt("-l pmem={0}mb", options.mem_per_cpu_mb),
+            opt("-q {0}", options.queue),
+            opt("-A {0}", options.account),
+            opt("-l qos={0}", options.qos),
+            opt("-t {0}", options.array),
+            opt("-W depend={0}", ",".join(options.dependency) if options.dependency else None),
+            opt("-a {0}", pbs_begin(options.begin) if options.begin else None),
+            "-n" if options.exclusive else "",
+            opt("-m {0}", pbs_events(options.mail_events) if options.mail_events else None),
+            opt("-M {0}", options.mail_user if options.mail_events else None),
+            "-V" if options.export_all else "",
+            opt("-v {0}", options.export_vars),
+            "-o %s" % options.stdout,
+            "-e %s" % options.stderr if options.stderr else "-j oe",
+        ]
+        lines.extend(options.extra_directives)
+        if options.nodelist:
+            warnings.append("Torque takes host lists as nodes=host1+host2; request_specific_nodes '%s' was left out "
+                            "(use extra_directives)" % options.nodelist)
+        if options.tasks:
+            warnings.append("Torque counts processes per node: core_count %d is covered by nodes:ppn" % options.tasks)
+        return [line for line in lines if line], warnings

@@ -1,0 +1,280 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""The optimisation DSL as a JSON Schema (draft 2020-12).
+
+This module is the single source: ``schemas/modak-dsl.schema.json`` is exported from it
+(``scripts/export-schema``) and a test keeps the two identical. Strings that reach a job
+script either match a strict pattern here or are shell-quoted by the renderer.
+"""
+
+from __future__ import annotations
+
+SCHEMA_ID = "https://sodalite.eu/modak/dsl.schema.json"
+
+FRAMEWORKS = ("tensorflow", "pytorch", "keras", "mxnet", "jax", "cntk")
+PARALLELISATIONS = ("mpi", "openmp", "openacc", "opencl", "opencc")
+MPI_LIBRARIES = ("openmpi", "mpich", "mvapich2", "intel-mpi", "hpcx", "cray-mpich")
+SCHEDULERS = ("slurm", "pbs", "pbspro", "torque", "none", "local", "bash")
+APP_TYPES = ("mpi", "hpc", "python", "ai_training", "ai_inference")
+OPT_APP_TYPES = ("ai_training", "ai_inference", "hpc")
+CPU_TYPES = ("x86", "amd", "arm", "power")
+ACC_TYPES = ("nvidia", "amd", "fpga", "none", "")
+ISA_LEVELS = ("x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "armv8.0-a", "armv8.2-a",
+              "armv9.0-a", "power9", "power10")
+MICROARCHS = ("haswell", "broadwell", "skylake", "skylake_avx512", "cascadelake", "icelake",
+              "sapphirerapids", "emeraldrapids", "graniterapids", "zen", "zen2", "zen3", "zen4",
+              "zen5", "neoverse_n1", "neoverse_v1", "neoverse_v2", "a64fx", "power9", "power10")
+LAUNCHERS = ("auto", "srun", "mpirun", "mpiexec", "none")
+ENGINES = ("apptainer", "singularity")
+STORAGE_CLASSES = ("default-common", "default-high", "default-ssd", "default-ultra_high")
+
+# patterns: one line, no whitespace unless said otherwise
+NAME = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$"
+JOB_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+WALLTIME = r"^(\d+-)?\d+(:\d{1,2}){0,2}$|^P(\d+D)?(T(\d+H)?(\d+M)?(\d+S)?)?$"
+MEMORY = r"^\d+(\.\d+)?\s?([KkMmGgTt]i?[Bb]?)?$"
+ARRAY = r"^\d+(-\d+(:\d+)?)?(,\d+(-\d+(:\d+)?)?)*(%\d+)?$"
+DEPENDENCY = r"^((after|afterok|afternotok|afterany|aftercorr|afterburstbuffer)(:\d+(_\d+)?(\+\d+)?)+|singleton)$"
+DEFER = r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?)?$"
+OUTPUT_FILE = r"^[A-Za-z0-9_.%@+/-]{1,255}$"
+EMAIL = r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}(,[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,})*$"
+EVENTS = r"^[A-Za-z_]+(,[A-Za-z_]+)*$"
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
+EXPORT_LIST = r"^(ALL|NONE|[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_./:@+-]*)?)(,[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_./:@+-]*)?)*$"
+NODELIST = r"^[A-Za-z0-9_.,\[\]-]{1,1024}$"
+CONSTRAINT = r"^[A-Za-z0-9_.&|,*\[\]():-]{1,256}$"
+DIRECTIVE = r"^--?[A-Za-z][A-Za-z0-9-]*([= ][A-Za-z0-9_.,:=/@%+\[\]-]+)?$"
+IMAGE_REF = (r"^((docker|library|oras|shub|docker-archive|oci-archive|docker-daemon)://"
+             r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|[A-Za-z0-9_./+-]{1,255}\.sif)$")
+ABS_PATH = r"^/[A-Za-z0-9_.@+/-]{0,1023}$"
+BIND = r"^/[A-Za-z0-9_.@+/-]{0,1023}(:/[A-Za-z0-9_.@+/-]{0,1023}(:(ro|rw))?)?$"
+MODULE = r"^[A-Za-z0-9_.+/-]{1,128}$"
+SOURCE_URL = r"^(https?|git|ssh)://[A-Za-z0-9._~:/?#@!&'()*+,;=%-]{1,2048}$"
+VERSION_REQ = r"^\s*(latest|any|\*|((==|>=|<=|>|<|~=|=)?\s*v?\d+(\.\d+){0,3}\s*)(,\s*(==|>=|<=|>|<|~=|=)?\s*v?\d+(\.\d+){0,3}\s*)*)?\s*$"
+# free text that is quoted before it reaches a script: one line, no control characters
+ONE_LINE = "^[^\\x00-\\x1f\\x7f\\x85\\u2028\\u2029]*$"
+# multi-line shell text (a build command): quoted as one word, no NUL
+NO_NUL = "^[^\\x00]*$"
+
+
+def _obj(props, required=(), title=None, description=None):
+    out = {"type": "object", "additionalProperties": False, "properties": props}
+    if required:
+        out["required"] = list(required)
+    if title:
+        out["title"] = title
+    if description:
+        out["description"] = description
+    return out
+
+
+def _s(pattern=None, description=None, max_length=None, **extra):
+    out = {"type": "string"}
+    if pattern:
+        out["pattern"] = pattern
+    if max_length:
+        out["maxLength"] = max_length
+    if description:
+        out["description"] = description
+    out.update(extra)
+    return out
+
+
+def _int(description=None, minimum=1, maximum=1000000):
+    out = {"type": "integer", "minimum": minimum, "maximum": maximum}
+    if description:
+        out["description"] = description
+    return out
+
+
+def _bool(description=None, default=None):
+    out = {"type": "boolean"}
+    if description:
+        out["description"] = description
+    if default is not None:
+        out["default"] = default
+    return out
+
+
+def _enum(values, description=None, default=None):
+    out = {"enum": list(values)}
+    if description:
+        out["description"] = description
+    if default is not None:
+        out["default"] = default
+    return out
+
+
+DATA = {"type": "object", "description": "Free-form data description (location, size, etl...).",
+        "properties": {"location": _s(ONE_LINE, "Where the data lives; an absolute path is bound into the container.")}}
+
+JOB_OPTIONS = _obj({
+    "job_name": _s(JOB_NAME, "Job name; also names the script file. Letters, digits, '_', '.', '-'.", default="job"),
+    "queue": _s(NAME, "Queue (PBS) or partition (Slurm)."),
+    "partition": _s(NAME, "Partition; used as the queue when no queue is given."),
+    "architecture_constraint": _s(CONSTRAINT, "Node feature constraint (Slurm --constraint)."),
+    "wall_time_limit": {"type": ["string", "integer"], "pattern": WALLTIME, "minimum": 1,
+                        "description": "Wall time: seconds, 'H:MM:SS', 'D-HH:MM:SS' or ISO 8601 'P1DT2H'."},
+    "node_count": _int("Number of nodes."),
+    "process_count_per_node": _int("MPI processes (tasks) per node."),
+    "core_count": _int("Total number of cores (tasks) for the job."),
+    "core_count_per_process": _int("Cores per process (Slurm --cpus-per-task)."),
+    "request_gpus": _int("GPUs per node.", maximum=64),
+    "gpu_type": _s(r"^[A-Za-z0-9_.-]{1,64}$", "GPU model for typed requests (Slurm --gres=gpu:TYPE:N)."),
+    "memory_limit": {"type": ["string", "integer"], "pattern": MEMORY, "minimum": 1,
+                     "description": "Memory per node: MiB as an integer, or '4G', '512M', '1T'."},
+    "minimum_memory_per_processor": {"type": ["string", "integer"], "pattern": MEMORY, "minimum": 1,
+                                     "description": "Memory per CPU: MiB as an integer, or '2G'."},
+    "account": _s(NAME, "Account (project) to charge."),
+    "qos": _s(NAME, "Quality of service."),
+    "job_array": _s(ARRAY, "Array indexes: '0-9', '1,3,5', '0-99:2', with an optional '%N' throttle."),
+    "job_dependency": {"type": ["string", "array"], "pattern": DEPENDENCY,
+                       "items": _s(DEPENDENCY), "maxItems": 64,
+                       "description": "Dependencies such as 'afterok:123' or a list of them."},
+    "defer_job": _s(DEFER, "Earliest start: 'YYYY-MM-DD' or 'YYYY-MM-DDTHH:MM[:SS]'."),
+    "node_exclusive": _bool("Request whole nodes for this job."),
+    "standard_output_file": _s(OUTPUT_FILE, "Standard output file (scheduler patterns such as %j allowed).", default="job.out"),
+    "standard_error_file": _s(OUTPUT_FILE, "Standard error file."),
+    "combine_stdout_stderr": _bool("Write standard error into the output file.", default=True),
+    "request_event_notification": _s(EVENTS, "Mail events: Slurm words (BEGIN,END,FAIL,ALL,NONE...) or PBS letters (abe, n)."),
+    "email_address": _s(EMAIL, "Mail recipient(s) for event notifications."),
+    "copy_environment": _bool("Export the submitting environment to the job."),
+    "copy_environment_variable": _s(EXPORT_LIST, "Variables to export: 'A,B=1'."),
+    "request_specific_nodes": _s(NODELIST, "Node list, e.g. 'n[01-04]'."),
+    "extra_directives": {"type": "array", "maxItems": 64, "items": _s(DIRECTIVE),
+                         "description": "Raw scheduler options ('--reservation=x'), one option per item, no spaces."},
+}, title="job_options", description="Scheduler request: resources, limits, notification.")
+
+BUILD = _obj({
+    "src": _s(SOURCE_URL, "Source to fetch: https URL of an archive or file, or a git repository (.git)."),
+    "build_command": _s(NO_NUL, "Build command, run with bash; {{BUILD_PARALLELISM}} is replaced by build_parallelism.",
+                        max_length=8192),
+    "build_parallelism": _int("Parallel build jobs.", maximum=4096),
+}, required=("src", "build_command"), title="build")
+
+APPLICATION = _obj({
+    "app_tag": _s(NAME, "Application name, used to find application images."),
+    "app_type": _enum(APP_TYPES, "Kind of application."),
+    "executable": _s(ONE_LINE, "Program to run, split into words without shell expansion.", max_length=4096),
+    "arguments": {"type": ["string", "array"], "pattern": ONE_LINE, "maxLength": 16384,
+                  "items": _s(ONE_LINE, max_length=4096), "maxItems": 1024,
+                  "description": "Arguments: a string split like a shell would (no expansion) or a list."},
+    "container_runtime": _s(IMAGE_REF, "Your own image: docker://, library://, oras:// reference or a .sif path."),
+    "mpi_ranks": _int("MPI ranks (processes) in total."),
+    "threads": _int("Threads per process (OMP_NUM_THREADS).", maximum=4096),
+    "minimal_efficiency": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
+                           "description": "Lowest acceptable parallel efficiency; caps ranks through the scaling model."},
+    "storage_class_pref": _enum(STORAGE_CLASSES, "Preferred storage class."),
+    "build": BUILD,
+    "environment": {"type": "object", "maxProperties": 256, "propertyNames": {"pattern": ENV_NAME},
+                    "additionalProperties": {"type": ["string", "number", "boolean"], "pattern": ONE_LINE, "maxLength": 4096},
+                    "description": "Extra environment variables for the run (values are quoted)."},
+    "working_directory": _s(ABS_PATH, "Absolute directory to run in (default: the submit directory)."),
+    "bind_paths": {"type": "array", "maxItems": 64, "items": _s(BIND),
+                   "description": "Container binds: '/src', '/src:/dst' or '/src:/dst:ro'."},
+    "modules": {"type": "array", "maxItems": 64, "items": _s(MODULE),
+                "description": "Environment modules to load before the run."},
+    "launcher": _enum(LAUNCHERS, "Parallel launcher; 'auto' picks srun under Slurm and mpirun elsewhere.", default="auto"),
+}, title="application", description="What to run.")
+
+TARGET = _obj({
+    "job_scheduler_type": _enum(SCHEDULERS, "Scheduler: slurm, pbs/pbspro, torque, or none/local/bash."),
+    "name": _s(NAME, "Infrastructure name."),
+    "container_engine": _enum(ENGINES, "Container runtime on the target.", default="apptainer"),
+    "image_dir": _s(ABS_PATH, "Directory of pulled .sif images on the target (default $MODAK_IMAGE_DIR, "
+                              "$SINGULARITY_DIR or ~/.modak/images)."),
+}, title="target", description="Where to run.")
+
+OPT_BUILD = _obj({
+    "cpu_type": _enum(CPU_TYPES, "CPU family: x86, amd (x86), arm, power."),
+    "acc_type": _enum(ACC_TYPES, "Accelerator: nvidia, amd, fpga; 'none', '' or absent for none."),
+    "cpu_isa": _enum(ISA_LEVELS, "Instruction-set level the nodes support, e.g. x86-64-v3."),
+    "cpu_microarch": _enum(MICROARCHS, "Microarchitecture (archspec name), e.g. sapphirerapids."),
+    "cpu_features": {"type": "array", "maxItems": 128, "items": _s(r"^[a-z0-9_.]{1,32}$"),
+                     "description": "Extra CPU flags as /proc/cpuinfo names, e.g. amx_bf16."},
+    "cuda_version": _s(r"^\d+(\.\d+){0,2}$", "Newest CUDA the nodes' driver supports."),
+    "rocm_version": _s(r"^\d+(\.\d+){0,2}$", "ROCm version on the nodes."),
+}, required=("cpu_type",), title="opt_build")
+
+_FW_VERSION = _s(VERSION_REQ, "Version request: '2', '2.1', '2.1.3', '>=2.4,<2.10' or 'latest'.")
+AI_FRAMEWORK = {
+    "tensorflow": _obj({"version": _FW_VERSION, "xla": _bool("Use the XLA graph compiler.")}),
+    "pytorch": _obj({"version": _FW_VERSION, "glow": _bool("Use the Glow graph compiler."),
+                     "compile": _bool("Use torch.compile (inductor).")}),
+    "keras": _obj({"version": _FW_VERSION, "backend": _enum(("tensorflow", "jax", "torch", "theano", "cntk")),
+                   "xla": _bool("Use XLA (through the TensorFlow or JAX backend).")}),
+    "mxnet": _obj({"version": _FW_VERSION, "onednn": _bool("Use the oneDNN subgraph backend.")}),
+    "jax": _obj({"version": _FW_VERSION}),
+    "cntk": _obj({"version": _FW_VERSION}),
+}
+
+AI_SECTION_PROPS = {
+    "config": _obj({
+        "ai_framework": _enum(FRAMEWORKS, "AI framework."),
+        "type": _s(ONE_LINE, "Model kind (cnn, rnn, ...).", max_length=256),
+        "distributed_training": _bool("Train over several processes."),
+        "layers": _int("Layers.", maximum=100000),
+        "parameters": _int("Parameters.", maximum=10 ** 13),
+    }, required=("ai_framework",)),
+    "data": DATA,
+}
+AI_SECTION_PROPS.update({"ai_framework-%s" % k: v for k, v in AI_FRAMEWORK.items()})
+
+HPC_SECTION_PROPS = {
+    "config": _obj({"parallelisation": _enum(PARALLELISATIONS, "Parallel programming model.")},
+                   required=("parallelisation",)),
+    "data": DATA,
+    "parallelisation-mpi": _obj({
+        "library": _enum(MPI_LIBRARIES, "MPI library."),
+        "version": _FW_VERSION,
+        "scaling_efficiency": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+        "core_subscription": _int("Processes per core.", maximum=64),
+        "message_size": _s(ONE_LINE, "Typical message size (small, medium, large).", max_length=64),
+    }),
+    "parallelisation-openmp": _obj({
+        "number_of_threads": _int("Threads.", maximum=4096),
+        "scaling_efficiency": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+        "affinity": _enum(("close", "spread", "master", "primary", "true", "false"), "OMP_PROC_BIND value."),
+    }),
+}
+for _model in ("openacc", "opencl", "opencc"):
+    HPC_SECTION_PROPS["parallelisation-%s" % _model] = _obj({
+        "compiler": _enum(("pgi", "cray", "nvhpc", "gcc", "clang"), "Compiler."),
+        "version": _FW_VERSION,
+        "number_of_acc": _int("Accelerators.", maximum=64),
+    })
+
+OPTIMISATION = _obj({
+    "enable_opt_build": _bool("Prefer optimised builds (default true when this section is present)."),
+    "enable_autotuning": _bool("Tune run settings by benchmarking.", default=False),
+    "app_type": _enum(OPT_APP_TYPES, "Optimisation profile; its 'app_type-<name>' section holds the details."),
+    "opt_build": OPT_BUILD,
+    "autotuning": _obj({"tuner": _s(NAME), "input": _s(ONE_LINE, max_length=4096)}, required=("tuner", "input")),
+    "app_type-ai_training": _obj(AI_SECTION_PROPS, required=("config",)),
+    "app_type-ai_inference": _obj(AI_SECTION_PROPS, required=("config",)),
+    "app_type-hpc": _obj(HPC_SECTION_PROPS, required=("config",)),
+}, required=("app_type",), title="optimisation", description="What to optimise for.")
+
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": SCHEMA_ID,
+    "title": "modak optimisation DSL",
+    "description": "MODAK's job model (job_options, application, target, optimisation) as a superset.",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["job"],
+    "properties": {
+        "job": _obj({
+            "job_options": JOB_OPTIONS,
+            "application": APPLICATION,
+            "target": TARGET,
+            "optimisation": OPTIMISATION,
+            # output fields of the original; accepted on input and ignored
+            "job_script": {"type": "string"},
+            "build_script": {"type": "string"},
+            "job_content": {"type": "string"},
+            "build_content": {"type": "string"},
+        }, required=("application",)),
+    },
+}

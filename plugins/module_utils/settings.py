@@ -1,0 +1,97 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Step 3 of the pipeline: run settings (ranks, nodes, threads, launcher, environment).
+
+Pure function of the request and the chosen image. The performance model plugs in here.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ansible_collections.sodalite.modak.plugins.module_utils import scaling
+from ansible_collections.sodalite.modak.plugins.module_utils.model import Settings
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
+
+XLA_FLAGS = "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit"
+
+
+def _is_mpi(req, ranks):
+    opt = req.opt
+    return (ranks > 1 or req.app.app_type == "mpi"
+            or (opt is not None and opt.parallelisation == "mpi"))
+
+
+def framework_env(req, choice):
+    """Switches a framework reads from the environment, for the features actually chosen."""
+    opt, image = req.opt, choice.image
+    if opt is None:
+        return [], []
+    offered = set(image.compilers) | set(image.math) if image else set(opt.compilers)
+    env, notes = [], []
+    if "xla" in opt.compilers and "xla" in offered and opt.framework in ("tensorflow", "keras"):
+        env.append(("TF_XLA_FLAGS", XLA_FLAGS))
+        notes.append("XLA auto-clustering on (TF_XLA_FLAGS)")
+    if "onednn" in opt.compilers and opt.framework == "mxnet":
+        env.append(("MXNET_SUBGRAPH_BACKEND", "ONEDNN"))
+    if "inductor" in opt.compilers:
+        notes.append("torch.compile must be called by the program; the image ships inductor" if
+                     "inductor" in offered else "torch.compile requested but the image has no inductor")
+    if image is not None and "onednn" in image.math and opt.framework == "tensorflow":
+        env.append(("TF_ENABLE_ONEDNN_OPTS", "1"))
+    return env, notes
+
+
+def plan(req, choice):
+    """Return the Settings for a request and its image Choice."""
+    options, app, opt = req.options, req.app, req.opt
+    notes = []
+    ranks, threads = app.mpi_ranks, app.threads
+    model = dict(choice.image.scaling) if choice.image and choice.image.scaling else None
+    if model:
+        ranks, threads, note = scaling.apply(model, ranks, threads, app.minimal_efficiency)
+        if note:
+            notes.append(note)
+    elif app.minimal_efficiency:
+        notes.append("minimal_efficiency %s not applied: the image has no scaling model" % app.minimal_efficiency)
+
+    nodes = options.nodes
+    tpn = options.tasks_per_node
+    if nodes is None:
+        nodes = int(math.ceil(ranks / float(tpn))) if tpn else 1
+    if ranks > 1 and (tpn is None or nodes * tpn < ranks):
+        new_tpn = int(math.ceil(ranks / float(nodes)))
+        if tpn is not None:
+            notes.append("%d ranks do not fit on %d node(s) x %d task(s): tasks per node raised to %d"
+                         % (ranks, nodes, tpn, new_tpn))
+        tpn = new_tpn
+    cpus_per_task = options.cpus_per_task or threads
+
+    launcher = app.launcher
+    if launcher == "auto":
+        launcher = registry.get(req.target.scheduler).default_launcher if _is_mpi(req, ranks) else "none"
+    if launcher == "none" and ranks > 1:
+        notes.append("launcher 'none' with %d ranks: the program must start its own processes" % ranks)
+
+    vendor = opt.accelerator if opt and opt.accelerator in ("nvidia", "amd") else "none"
+    gpus = options.gpus_per_node or 0
+    if vendor != "none" and not gpus:
+        gpus = 1
+        notes.append("the target has %s GPUs but request_gpus is not set: asking for 1 GPU per node" % vendor)
+    if gpus and vendor == "none":
+        vendor = "nvidia"
+        notes.append("request_gpus without opt_build.acc_type: assuming NVIDIA GPUs (--nv)")
+
+    env = [("OMP_NUM_THREADS", str(threads))]
+    if threads > 1 or (opt and opt.omp_affinity):
+        bind = opt.omp_affinity if opt and opt.omp_affinity else "close"
+        env.extend([("OMP_PLACES", "cores"), ("OMP_PROC_BIND", bind)])
+    fw_env, fw_notes = framework_env(req, choice)
+    env.extend(fw_env)
+    notes.extend(fw_notes)
+    user = dict(app.environment)
+    env = [(k, v) for k, v in env if k not in user] + sorted(user.items())
+    return Settings(nodes=nodes, tasks_per_node=tpn, ranks=ranks, threads=threads, launcher=launcher,
+                    env=tuple(env), cpus_per_task=cpus_per_task, gpus=gpus, gpu_vendor=vendor,
+                    engine=req.target.engine, notes=tuple(notes))

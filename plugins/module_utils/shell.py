@@ -1,0 +1,49 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Shell quoting for generated scripts: every user value goes through here."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+_SAFE = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
+# characters that end a line for some reader of the script (bash, editors, Python)
+_LINE_BREAKS = re.compile("[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
+
+
+def quote(value):
+    """Quote one word for bash; plain words stay readable."""
+    text = str(value)
+    if _SAFE.match(text):
+        return text
+    return shlex.quote(text)
+
+
+def join(argv):
+    """Quote and join an argument vector into one command line."""
+    return " ".join(quote(a) for a in argv)
+
+
+def has_line_break(text):
+    """True when ``text`` holds a control character or a Unicode line separator."""
+    return bool(_LINE_BREAKS.search(str(text)))
+
+
+def split_words(text):
+    """Split a DSL command string into words (POSIX rules, no expansion)."""
+    return shlex.split(str(text), comments=False, posix=True)
+
+
+class Raw(str):
+    """A word that is already shell syntax (a quoted variable reference); never re-quoted."""
+
+
+def word(value):
+    return value if isinstance(value, Raw) else quote(value)
+
+
+def command(argv):
+    """Join words, quoting all but Raw ones."""
+    return " ".join(word(a) for a in argv)
