@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Step 1 of the pipeline: load the DSL (JSON or YAML), validate it, build a JobRequest.
 
 Every problem is collected and reported at once, each with its path, the bad value and a hint.

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Step 2 of the pipeline: choose the image, and say why.
 
 Hard constraints first (family, version, architecture, accelerator, CUDA/ROCm, ISA level,
@@ -106,8 +106,8 @@ def _why_lost(loser, winner, opt):
 def _describe(img):
     bits = ["%s %s" % (img.framework, img.version_text), "%s build" % img.build, "needs %s" % img.isa]
     if img.accelerator != "none":
-        bits.append("%s%s" % (img.accelerator, " CUDA %s" % img.cuda if img.cuda else
-                                ("ROCm %s" % img.rocm if img.rocm else "")))
+        runtime = " CUDA %s" % img.cuda if img.cuda else (" ROCm %s" % img.rocm if img.rocm else "")
+        bits.append(img.accelerator + runtime)
     if img.compilers:
         bits.append("compilers %s" % "+".join(img.compilers))
     if img.math:

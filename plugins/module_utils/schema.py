@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The optimisation DSL as a JSON Schema (draft 2020-12).
 
 This module is the single source: ``schemas/modak-dsl.schema.json`` is exported from it
-(``scripts/export-schema``) and a test keeps the two identical. Strings that reach a job
+(``scripts/export_schema.py``) and a test keeps the two identical. Strings that reach a job
 script either match a strict pattern here or are shell-quoted by the renderer.
 """
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ description:
 options:
   dsl:
     description:
-      - The DSL document as a mapping (C({"job": {...}})).
+      - The DSL document as a mapping whose only key is C(job).
       - Exactly one of O(dsl) and O(dsl_file) is required.
     type: dict
   dsl_file:
@@ -139,8 +139,10 @@ explanation:
   returned: success
   type: list
   elements: str
-warnings:
-  description: What the user should know (fallbacks, assumptions, options a scheduler cannot express).
+modak_warnings:
+  description:
+    - What the user should know (fallbacks, assumptions, options a scheduler cannot express).
+    - Each one is also shown as an Ansible warning; Ansible reserves the result key C(warnings) for that.
   returned: success
   type: list
   elements: str
@@ -195,7 +197,7 @@ def run(module):
         job_script_content=content,
         settings=result.settings.as_dict(),
         explanation=result.explanation,
-        warnings=result.warnings,
+        modak_warnings=result.warnings,
     )
     if module._diff:
         out["diff"] = dict(before=before or "", after=content, before_header=path, after_header=path)
