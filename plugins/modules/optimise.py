@@ -54,13 +54,13 @@ attributes:
     support: full
     description: Shows the difference between the existing and the new job script.
 notes:
-  - Run it on the controller (C(delegate_to: localhost)) and copy the script to the cluster, as the
+  - Run it on the controller (C(delegate_to=localhost)) and copy the script to the cluster, as the
     C(sodalite.modak.optimised_job) role does.
 requirements:
   - PyYAML
   - jsonschema >= 4
 author:
-  - modak developers
+  - modak developers (@sodalite-modak)
 """
 
 EXAMPLES = r"""
