@@ -107,6 +107,11 @@ catalog_attributes:
   returned: success
   type: dict
   sample: {framework: pytorch, version: "2.5", build: optimised-pip, isa: x86-64-v2}
+catalog_entry:
+  description: The catalog entry of an image built from the recipe; its C(uri) is null until the image has one.
+  returned: success
+  type: dict
+  sample: {name: modak-pytorch-2.5-cpu-x86-64-v2, uri: null, framework: pytorch, version: "2.5"}
 """
 
 import traceback

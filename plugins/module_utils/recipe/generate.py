@@ -41,4 +41,5 @@ def write(document, output_dir, formats=FORMATS, base_image=None, check_mode=Fal
                 files.write_atomic(path, text, mode=0o644)
     return {"changed": changed, "recipes": paths, "base_image": recipe.base_image, "labels": recipe.labels,
             "recipe_name": recipe.name, "recipe_sha256": recipe.sha256, "catalog_attributes": recipe.attributes,
+            "catalog_entry": recipe.catalog_entry(None),
             "diff": diff}
