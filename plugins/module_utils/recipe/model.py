@@ -29,6 +29,8 @@ MCPU = {"neoverse_n1": "neoverse-n1", "neoverse_v1": "neoverse-v1", "neoverse_v2
 SOURCE_FRAMEWORKS = ("pytorch", "tensorflow")
 TORCH_INDEX = "https://download.pytorch.org/whl/"
 LABEL_HASH = "modak.recipe.sha256"
+# what distribution wheels and packages need of the CPU
+PORTABLE_ISA = {"x86_64": "x86-64-v2", "aarch64": "armv8.0-a", "ppc64le": "power9"}
 
 
 def march_flags(opt, profile):
@@ -146,8 +148,9 @@ def from_request(request, base_image=None):
         version = _framework_version(opt)
         packages.extend(["python3", "python3-venv", "python3-pip"])
         body.append(blocks.PythonEnv())
-        baseline = cpu.DEFAULT_ISA.get(profile.arch, "x86-64")
-        optimised_cpu = bool(opt.cpu_microarch) or cpu.ISA_RANK.get(profile.isa, 0) > cpu.ISA_RANK.get(baseline, 0)
+        baseline = PORTABLE_ISA.get(profile.arch, "x86-64")
+        optimised_cpu = bool(opt.cpu_microarch) or bool(
+            opt.cpu_isa and cpu.ISA_RANK.get(opt.cpu_isa, 0) > cpu.ISA_RANK.get(baseline, 0))
         source = (opt.enable_opt_build and accelerator == "none" and optimised_cpu
                   and opt.framework in SOURCE_FRAMEWORKS)
         if source:
@@ -198,7 +201,7 @@ def from_request(request, base_image=None):
                     "rocm%s" % base.rocm if accelerator == "amd" else "cpu")
         name = "modak-%s-%s-%s-%s" % (opt.framework, version, arch_tag, opt.cpu_microarch or attrs["isa"])
     else:
-        attrs.update(build="optimised-pip", isa=cpu.DEFAULT_ISA.get(profile.arch, "x86-64"), cpu_features=[])
+        attrs.update(build="optimised-pip", isa=PORTABLE_ISA.get(profile.arch, "x86-64"), cpu_features=[])
         if mpi:
             attrs.update(kind="mpi", framework=mpi.library, version=mpi.version)
         else:
