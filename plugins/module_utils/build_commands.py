@@ -96,6 +96,15 @@ def push_argv(engine, image, dest, tls_verify=True):
     return [tool, "push", "--tls-verify=%s" % ("true" if tls_verify else "false"), image, dest]
 
 
+def remote_inspect_argv(dest, tls_verify=True):
+    """argv printing the recipe hash of the image already at ``dest`` (docker:// only; None for oras://)."""
+    dest = _check(_DEST, dest, "push destination")
+    if not dest.startswith("docker://"):
+        return None
+    return ["skopeo", "inspect", "--tls-verify=%s" % ("true" if tls_verify else "false"), "--format",
+            '{{ index .Labels "%s" }}' % LABEL_HASH, dest]
+
+
 def skopeo_copy_argv(image, dest, tls_verify=True):
     """The same push with skopeo, from the local containers storage."""
     dest = _check(_DEST, dest, "push destination")
@@ -134,6 +143,7 @@ def plan(engine, recipe, image, context=".", fakeroot=False, recipe_sha256=None,
         "finalise_argv": finalise_argv(engine, image),
         "inspect_argv": inspect_argv(engine, image),
         "push_argv": push_argv(engine, image, push_to, tls_verify) if push_to else None,
+        "remote_inspect_argv": remote_inspect_argv(push_to, tls_verify) if push_to else None,
         "partial": partial_path(image) if engine in SIF_ENGINES else None,
     }
     out["job_script"] = job_script(job_name, [out["build_argv"], out["finalise_argv"], out["push_argv"]],

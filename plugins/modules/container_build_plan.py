@@ -108,6 +108,12 @@ push_argv:
   type: list
   elements: str
   sample: [apptainer, push, /scratch/images/x.sif, "oras://registry.example.org/modak/pytorch:2.5"]
+remote_inspect_argv:
+  description: Prints the recipe hash of the image already at O(push_to) (C(docker://) only), else null.
+  returned: success
+  type: list
+  elements: str
+  sample: [skopeo, inspect, --tls-verify=true, --format, '{{ index .Labels "modak.recipe.sha256" }}', "docker://r/x:1"]
 partial:
   description: Path the SIF is built to before it replaces the previous image, or null.
   returned: success

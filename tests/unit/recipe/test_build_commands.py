@@ -42,6 +42,10 @@ def test_podman_buildah_charliecloud():
     assert bc.skopeo_copy_argv("m/x:1", "docker://r/m/x:1") == [
         "skopeo", "copy", "--dest-tls-verify=true", "containers-storage:m/x:1", "docker://r/m/x:1"]
     assert bc.finalise_argv("podman", "m/x:1") is None
+    assert bc.remote_inspect_argv("docker://r:5000/m/x:1", tls_verify=False) == [
+        "skopeo", "inspect", "--tls-verify=false", "--format", '{{ index .Labels "modak.recipe.sha256" }}',
+        "docker://r:5000/m/x:1"]
+    assert bc.remote_inspect_argv("oras://r/x:1") is None
 
 
 @pytest.mark.parametrize("call", [
