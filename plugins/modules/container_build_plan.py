@@ -29,7 +29,9 @@ options:
     type: path
     required: true
   image:
-    description: The image to build, a C(.sif) path for Apptainer/Singularity, else an image name such as C(localhost/modak/x:tag).
+    description:
+      - The image to build, a C(.sif) path for Apptainer/Singularity,
+        else an image name such as C(localhost/modak/x:tag).
     type: str
     required: true
   context:

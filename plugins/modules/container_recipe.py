@@ -91,7 +91,10 @@ labels:
   description: The image labels, named C(modak.<catalog attribute>), with C(modak.recipe.sha256).
   returned: success
   type: dict
-  sample: {modak.framework: pytorch, modak.version: "2.5", modak.recipe.sha256: 2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae}
+  sample:
+    modak.framework: pytorch
+    modak.version: "2.5"
+    modak.recipe.sha256: 2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae
 recipe_name:
   description: Name of the image the recipe describes (also its catalog name).
   returned: success

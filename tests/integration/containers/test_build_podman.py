@@ -35,7 +35,8 @@ def run_role(root, tmp_path, extra):
     play = tmp_path / "play.yml"
     play.write_text(PLAY)
     varsfile = tmp_path / "vars.json"
-    varsfile.write_text(json.dumps(dict(extra, ansible_python_interpreter=os.path.join(root, ".venv", "bin", "python"))))
+    python = os.path.join(root, ".venv", "bin", "python")
+    varsfile.write_text(json.dumps(dict(extra, ansible_python_interpreter=python)))
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(root, "collections"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default", ANSIBLE_LOCALHOST_WARNING="0")
     proc = subprocess.run([os.path.join(root, ".venv", "bin", "ansible-playbook"), "-i", "localhost,",

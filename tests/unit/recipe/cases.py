@@ -22,7 +22,8 @@ CASES = {
                             {"cpu_type": "x86", "acc_type": "amd", "rocm_version": "6.1"}),
     # an MPI application with OpenMP affinity
     "hpc-openmpi": {"job": {"application": {"executable": "./solver"},
-                            "optimisation": {"app_type": "hpc", "opt_build": {"cpu_type": "x86", "cpu_isa": "x86-64-v3"},
+                            "optimisation": {"app_type": "hpc",
+                                             "opt_build": {"cpu_type": "x86", "cpu_isa": "x86-64-v3"},
                                              "app_type-hpc": {"config": {"parallelisation": "mpi"},
                                                               "parallelisation-mpi": {"library": "openmpi"}}}}},
     # an OpenMP application: affinity in the environment

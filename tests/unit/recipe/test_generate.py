@@ -45,7 +45,8 @@ def test_dsl_values_are_pattern_checked_before_a_recipe():
 
 def test_version_ranges_need_one_version():
     doc = CASES["pytorch-rocm-pip"]
-    section = dict(doc["job"]["optimisation"]["app_type-ai_training"], **{"ai_framework-pytorch": {"version": ">=2.1,<2.4"}})
+    section = dict(doc["job"]["optimisation"]["app_type-ai_training"],
+                   **{"ai_framework-pytorch": {"version": ">=2.1,<2.4"}})
     bad = {"job": dict(doc["job"], optimisation=dict(doc["job"]["optimisation"], **{"app_type-ai_training": section}))}
     with pytest.raises(RecipeError, match="pins one version"):
         generate.render(bad)
