@@ -14,6 +14,8 @@ from __future__ import annotations
 from ansible_collections.sodalite.modak.plugins.module_utils import cpu, versions
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import BUILD_RANK
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Choice
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import model as recipe_model
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks import RecipeError
 
 SCORE_NAMES = ("requested compilers", "build kind", "version", "ISA level", "math libraries")
 PREFERRED_MATH = {"x86_64": ("mkl", "onednn"), "aarch64": ("onednn",), "ppc64le": ()}
@@ -144,6 +146,17 @@ def _fallback(req, opt, label, explanation, rejected):
     if uri:
         msg = "%s: falling back to the official image %s" % (why, uri)
         return Choice(None, uri, "official", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
+    if opt.enable_opt_build:
+        try:
+            recipe = recipe_model.from_request(req)
+        except RecipeError as exc:
+            explanation = explanation + ["no recipe can be made either: %s" % exc]
+        else:
+            msg = ("%s and there is no official image to fall back on: build the optimised image from the recipe %s "
+                   "(sodalite.modak.container_recipe writes it, the sodalite.modak.container_build role builds it "
+                   "and adds it to the catalog); until then the application runs without a container"
+                   % (why, recipe.name))
+            return Choice(None, None, "recipe", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
     msg = "%s and there is no official image to fall back on: the application runs without a container" % why
     return Choice(None, None, "bare", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
 

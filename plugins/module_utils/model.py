@@ -145,7 +145,7 @@ class Choice:
     """Outcome of matching: the image (or None for a bare run) and why."""
     image: Optional[Image]
     uri: Optional[str]
-    source: str  # catalog | user | official | bare
+    source: str  # catalog | user | official | recipe | bare
     explanation: Tuple[str, ...] = ()
     warnings: Tuple[str, ...] = ()
     runners_up: Tuple[str, ...] = ()
