@@ -6,6 +6,10 @@
 # Env knobs:
 #   SLURM_AUTH=munge|none   (default munge; auth/none also works with Slurm 22.05)
 #   SLURM_CLEAN=1           (default 1: wipe job state so job IDs restart at 1)
+#   SLURM_CPUS=N            CPUs the node announces (default: nproc). Larger than the hardware is allowed
+#                           (SlurmdParameters=config_overrides): jobs then share the real cores.
+#   SLURM_MEM_MB=N          memory the node announces (default 2000)
+#   SLURM_PARTITIONS="a b"  extra partitions on the node besides the default 'debug'
 set -euo pipefail
 
 SLURM_AUTH="${SLURM_AUTH:-munge}"
@@ -59,7 +63,15 @@ if [ ! -s /etc/munge/munge.key ]; then
 fi
 
 if [ "$SLURM_AUTH" = none ]; then AUTH=auth/none; CRED=cred/none; else AUTH=auth/munge; CRED=cred/munge; fi
-CPUS="$(nproc)"
+CPUS="${SLURM_CPUS:-$(nproc)}"
+MEM_MB="${SLURM_MEM_MB:-2000}"
+ALL_NODES="$NODE"
+NODE_LINES="NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$MEM_MB State=UNKNOWN"
+PARTITION_LINES="PartitionName=debug Nodes=$NODE Default=YES MaxTime=INFINITE State=UP"
+for part in ${SLURM_PARTITIONS:-}; do
+  PARTITION_LINES="$PARTITION_LINES
+PartitionName=$part Nodes=$ALL_NODES MaxTime=INFINITE State=UP"
+done
 cat > "$CONF" <<CONFEOF
 ClusterName=localcluster
 SlurmctldHost=localhost(127.0.0.1)
@@ -89,8 +101,9 @@ SlurmctldDebug=info
 SlurmdDebug=info
 MinJobAge=300
 EnforcePartLimits=ALL
-NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=2000 State=UNKNOWN
-PartitionName=debug Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
+SlurmdParameters=config_overrides
+$NODE_LINES
+$PARTITION_LINES
 CONFEOF
 
 # PBS environment (PBS_JOBID, PBS_O_WORKDIR, ...) inside jobs submitted through the qsub wrapper
