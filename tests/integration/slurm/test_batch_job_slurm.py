@@ -35,8 +35,11 @@ def test_every_example_slurm_script_passes_test_only(slurm, play, tmp_path, exam
     result = pipeline.optimise(doc, ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml")))
     script = write(tmp_path / result.script.filename, result.script.text)
     nodes = [line for line in result.script.directives if line.startswith("#SBATCH --nodes=")]
-    # the test cluster has one node: a multi-node request is checked on one node (everything else as written)
+    # the test cluster has one node and no GPU: a multi-node request is checked on one node and a GPU request
+    # without GPUs (command-line options override the directives; everything else is checked as written)
     extra = ["--nodes=1"] if nodes and nodes[0] != "#SBATCH --nodes=1" else []
+    if any(line.startswith("#SBATCH --gres=gpu") for line in result.script.directives):
+        extra.append("--gres=none")
     queued_before = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout
     proc, r = play(submit_task(script=script, extra_args=extra), check=True)
     assert r is not None, proc.stdout + proc.stderr
