@@ -69,6 +69,9 @@ class Target:
     name: Optional[str] = None
     engine: str = "apptainer"
     image_dir: Optional[str] = None
+    login_host: Optional[str] = None
+    work_dir: Optional[str] = None
+    partition: Optional[str] = None
 
 
 @dataclass(frozen=True)
