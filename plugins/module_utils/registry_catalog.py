@@ -66,7 +66,7 @@ class Registry(object):
         if requests is None:
             raise RegistryError("the requests library is needed to read a registry")
         self.url = url.rstrip("/")
-        if not re.match(r"^https?://[A-Za-z0-9.-]+(:\d+)?(/[A-Za-z0-9._/-]*)?$", self.url):
+        if not re.match(r"^https?://[A-Za-z0-9.-]+(:\d+)?(/[A-Za-z0-9._/-]*)?\Z", self.url):
             raise RegistryError("registry url %r must be http(s)://host[:port]" % url)
         self.host = self.url.split("://", 1)[1].split("/", 1)[0]
         self.username, self.password, self.token = username, password, token

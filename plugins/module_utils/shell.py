@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import shlex
 
-_SAFE = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
+_SAFE = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+\Z")
 # characters that end a line for some reader of the script (bash, editors, Python)
 _LINE_BREAKS = re.compile("[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
 
