@@ -138,6 +138,9 @@ def plan(engine, recipe, image, context=".", fakeroot=False, recipe_sha256=None,
     """Every command of one build, and the job script that runs them."""
     if engine not in ENGINES:
         raise BuildError("unknown build engine %r (one of %s)" % (engine, ", ".join(ENGINES)))
+    for what, path in (("recipe", recipe), ("context", context)):
+        if not path or shell.has_line_break(path):
+            raise BuildError("%s %r is not allowed: a path without control characters or line breaks" % (what, path))
     out = {
         "build_argv": build_argv(engine, recipe, image, context, fakeroot, recipe_sha256),
         "finalise_argv": finalise_argv(engine, image),

@@ -218,7 +218,8 @@ def test_container_build_plan_parameters(tmp_path):
                         sum(1 for line in lines if line.startswith("#SBATCH")) != 6 or not bash_n(str(script))[0]:
                     bad.append((param, value[:40], "script lines"))
                 build = [[prog] + argv for prog, _p, argv in recorded if prog == engine]
-                if plan["build_argv"][1:] not in [argv[1:] for argv in build]:
+                # a hostile context is not a directory: 'cd' fails and set -e stops the job before the build
+                if param != "context" and plan["build_argv"][1:] not in [argv[1:] for argv in build]:
                     bad.append((param, value[:40], "argv not literal", build[:1]))
     record("injection", build_plan_attempts=attempts, build_plan_rejected=rejected, build_plan_quoted=accepted,
            escaped=int(os.path.exists(canary)) + len(bad))
