@@ -40,6 +40,9 @@ LOGLINEAR_FEATURES = (
     "load_x_extra_threads", "log2_batch_x_log2_threads", "bf16_x_log2_batch", "bf16_x_log2_threads",
     "compile_x_bf16", "compile_x_log2_threads", "onednn_off_x_bf16",
 )
+# the main effects plus load x extra threads; interactions join once enough configurations were measured
+MAIN_COLUMNS = tuple(range(8))
+MIN_CONFIGS_FOR_INTERACTIONS = 10
 LINEAR_FEATURES = ("threads", "batch_size", "bf16", "compile", "channels_last", "onednn_off", "load")
 
 
@@ -62,22 +65,32 @@ def feature_vector(config, load=0.0, kind="loglinear"):
 class PerfModel(object):
     """A fitted model for one hardware class."""
 
-    def __init__(self, kind, hw_class, estimator, n_records, n_configs, residual_sd):
+    def __init__(self, kind, hw_class, estimator, n_records, n_configs, residual_sd, columns=None):
         self.kind = kind
+        self.columns = columns
         self.hw_class = hw_class
         self.estimator = estimator
         self.n_records = n_records
         self.n_configs = n_configs
         self.residual_sd = residual_sd
 
-    def predict(self, config, load=0.0):
-        """(seconds per sample, sd of log time) for a configuration at a foreign load."""
+    def predict(self, config, load=0.0, epistemic=False):
+        """(seconds per sample, sd of log time) for a configuration at a foreign load.
+
+        The sd is the predictive one (model uncertainty and run-to-run noise), or with ``epistemic``
+        only the uncertainty of the mean, which is what another benchmark run can reduce.
+        """
         x = np.array([feature_vector(config, load, self.kind)])
         if self.kind == "linear":
             value = float(self.estimator.predict(x)[0])
             return max(value, 1e-9), self.residual_sd
+        if self.columns is not None:
+            x = x[:, list(self.columns)]
         mean, sd = self.estimator.predict(x, return_std=True)
-        return float(math.exp(mean[0])), float(sd[0])
+        sd = float(sd[0])
+        if epistemic:
+            sd = math.sqrt(max(0.0, sd * sd - 1.0 / float(self.estimator.alpha_)))
+        return float(math.exp(mean[0])), sd
 
     def interval(self, config, load=0.0, z=Z90):
         value, sd = self.predict(config, load)
@@ -89,11 +102,13 @@ class PerfModel(object):
         """exp(coefficient) per feature of the log-linear model (multiplicative effects)."""
         if self.kind != "loglinear":
             return dict(zip(LINEAR_FEATURES, [float(v) for v in self.estimator.coef_]))
-        return dict((name, float(math.exp(v))) for name, v in zip(LOGLINEAR_FEATURES, self.estimator.coef_))
+        names = [LOGLINEAR_FEATURES[i] for i in (self.columns or range(len(LOGLINEAR_FEATURES)))]
+        return dict((name, float(math.exp(v))) for name, v in zip(names, self.estimator.coef_))
 
     def as_dict(self):
         return {"kind": self.kind, "hw_class": self.hw_class, "n_records": self.n_records,
-                "n_configs": self.n_configs, "residual_sd": self.residual_sd, "factors": self.factors()}
+                "n_configs": self.n_configs, "residual_sd": self.residual_sd, "factors": self.factors(),
+                "interactions": self.kind == "loglinear" and self.columns is None}
 
 
 def _xy(records, kind):
@@ -118,16 +133,20 @@ def fit(records, kind="loglinear", hw_class=None):
     rows, x, y = _xy(own, kind)
     if len(rows) < 2:
         raise ValueError("at least 2 valid records are needed for hardware class %s" % hw_class)
+    n_configs = len(set(store.config_key(r["config"]) for r in rows))
+    columns = None
     if kind == "linear":
         estimator = LinearRegression().fit(x, y)
         resid = np.log(np.maximum(estimator.predict(x), 1e-9)) - np.log(y)
     else:
+        if n_configs < MIN_CONFIGS_FOR_INTERACTIONS:
+            columns = MAIN_COLUMNS
+            x = x[:, list(columns)]
         estimator = BayesianRidge(fit_intercept=True, compute_score=False).fit(x, y)
         resid = estimator.predict(x) - y
     dof = max(1, len(rows) - 1)
     sd = float(math.sqrt(float(np.sum(resid ** 2)) / dof))
-    n_configs = len(set(store.config_key(r["config"]) for r in rows))
-    return PerfModel(kind, hw_class, estimator, len(rows), n_configs, sd)
+    return PerfModel(kind, hw_class, estimator, len(rows), n_configs, sd, columns)
 
 
 def fit_by_class(records, kind="loglinear"):

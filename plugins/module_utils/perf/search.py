@@ -162,16 +162,17 @@ def initial_design(candidates, base):
     return design
 
 
-def autotune(candidates, measure, base, records=(), load=0.0, max_runs=None, min_gain=0.02,
+def autotune(candidates, measure, base, records=(), load=None, max_runs=None, min_gain=0.02,
              run_cost_s=None, job_s=None, hw_class=None):
     """Sequential model-based search. ``measure(config) -> record`` runs one benchmark.
 
-    Returns {choice, runs, history, steps, stop_reason, model}. ``min_gain`` is the smallest expected
+    ``load`` is the foreign load to rank at (None: the median load seen during the search).
+    Returns {choice, runs, load, history, steps, stop_reason, model}. ``min_gain`` is the smallest expected
     fractional improvement worth one more run; with ``run_cost_s`` and ``job_s`` (benchmark run cost and
     the production run it serves) the threshold is raised to run_cost_s / job_s.
     """
     if max_runs is None:
-        max_runs = max(len(initial_design(candidates, base)), int(math.ceil(len(candidates) / 3.0)))
+        max_runs = max(len(initial_design(candidates, base)) + 1, int(math.ceil(len(candidates) / 2.0)))
     if run_cost_s and job_s:
         min_gain = max(min_gain, float(run_cost_s) / float(job_s))
     history = list(records)
@@ -189,16 +190,19 @@ def autotune(candidates, measure, base, records=(), load=0.0, max_runs=None, min
         steps.append({"phase": "initial", "key": store.config_key(config)})
     fitted = None
     reason = ""
+    at = load
     while True:
+        if load is None:   # rank at the foreign load this machine shows (threads = free cores)
+            at = perf_model._median([store.foreign_load(r) for r in new]) if new else 0.0
         own = [r for r in history if store.valid(r)
                and (hw_class is None or store.hardware_class(r.get("hardware")) == hw_class)]
         fitted = perf_model.fit(own, "loglinear", hw_class)
         tried = set(store.config_key(r["config"]) for r in own)
         untried = [c for c in candidates if store.config_key(c) not in tried]
-        best_log = min(math.log(fitted.predict(c, load)[0]) for c in candidates if store.config_key(c) in tried)
+        best_log = min(math.log(fitted.predict(c, at)[0]) for c in candidates if store.config_key(c) in tried)
         scored = []
         for config in untried:
-            mean, sd = fitted.predict(config, load)
+            mean, sd = fitted.predict(config, at, epistemic=True)
             scored.append((expected_improvement(math.log(mean), sd, best_log), config))
         scored.sort(key=lambda item: -item[0])
         gain = scored[0][0] if scored else 0.0
@@ -211,8 +215,8 @@ def autotune(candidates, measure, base, records=(), load=0.0, max_runs=None, min
         steps.append({"phase": "model", "key": store.config_key(scored[0][1]), "expected_gain": gain})
     measured = [c for c in candidates if store.config_key(c) in
                 set(store.config_key(r["config"]) for r in history if store.valid(r))]
-    ranked = rank(fitted, measured, load)
-    return {"choice": ranked[0]["config"], "predicted_s": ranked[0]["predicted_s"], "runs": len(new),
+    ranked = rank(fitted, measured, at)
+    return {"choice": ranked[0]["config"], "predicted_s": ranked[0]["predicted_s"], "runs": len(new), "load": at,
             "history": history, "new_records": new, "steps": steps, "stop_reason": reason, "model": fitted,
             "max_runs": max_runs, "min_gain": min_gain}
 
