@@ -34,8 +34,9 @@ ISA_ARCH = {
     "armv8.0-a": "aarch64", "armv8.2-a": "aarch64", "armv9.0-a": "aarch64",
     "power9": "ppc64le", "power10": "ppc64le",
 }
-# the level assumed when the DSL names neither an ISA level, a microarchitecture nor features
-DEFAULT_ISA = {"x86_64": "x86-64-v2", "aarch64": "armv8.0-a", "ppc64le": "power9"}
+# the level assumed when the DSL names neither an ISA level, a microarchitecture nor features:
+# x86-64-v3 (AVX2, FMA) is what every x86 HPC node in service offers (Haswell, Zen and later)
+DEFAULT_ISA = {"x86_64": "x86-64-v3", "aarch64": "armv8.0-a", "ppc64le": "power9"}
 
 _AMX = frozenset(["amx_bf16", "amx_int8", "amx_tile", "avx512_bf16", "avx512_vnni", "avx512_fp16"])
 MICROARCH = {

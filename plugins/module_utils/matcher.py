@@ -95,6 +95,10 @@ def _why_lost(loser, winner, opt):
                 wa, lb = versions.render(wa), versions.render(lb)
             elif name == "build kind":
                 wa, lb = winner.build, loser.build
+            elif name == "ISA level":
+                wa, lb = winner.isa, loser.isa
+            elif name in ("requested compilers", "math libraries"):
+                wa, lb = "%d matched" % wa, "%d matched" % lb
             return "lost on %s (%s < %s)" % (name, lb, wa)
     return "tied with the chosen image; lost on name order"
 

@@ -18,6 +18,19 @@ from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import r
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
 IMAGE = Raw('"$IMAGE"')
+# a single-quoted word holding $, ` or \ : literal on purpose, which shellcheck flags as SC2016/SC1003
+_LITERAL_SPECIALS = re.compile(r"'[^']*[$`\\][^']*'")
+SHELLCHECK_LITERALS = "# shellcheck disable=SC2016,SC1003  # user values are quoted to stay literal"
+
+
+def annotate(lines):
+    """Put a shellcheck note before lines that hold deliberately literal quoted values."""
+    out = []
+    for line in lines:
+        if _LITERAL_SPECIALS.search(line):
+            out.append(SHELLCHECK_LITERALS)
+        out.append(line)
+    return out
 
 
 def sif_name(uri):
@@ -107,5 +120,5 @@ def render(req, choice, settings):
     run = backend.run_prefix(options) + launcher_words(settings) + wrap(list(app.argv))
     body.append(shell.command(run))
     script = JobScript(scheduler=backend.name, filename=options.job_name + backend.extension,
-                       directives=tuple(directives), body=tuple(body))
+                       directives=tuple(directives), body=tuple(annotate(body)))
     return script, warnings

@@ -1,0 +1,43 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Action plugin of sodalite.modak.optimise: hands the module the catalog embedded in this collection."""
+
+from __future__ import annotations
+
+import os
+
+from ansible.errors import AnsibleActionFail
+from ansible.plugins.action import ActionBase
+
+try:
+    import yaml
+except ImportError:  # pragma: no cover - ansible-core depends on PyYAML
+    yaml = None
+
+EMBEDDED_CATALOG = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                "catalog", "images.yaml")
+
+
+class ActionModule(ActionBase):
+    """Run the optimise module, giving it the embedded catalog when none is named."""
+
+    TRANSFERS_FILES = False
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        args = dict(self._task.args)
+        if args.get("catalog") is None and args.get("catalog_data") is None:
+            if yaml is None:
+                raise AnsibleActionFail("PyYAML is needed to read the embedded catalog")
+            try:
+                with open(EMBEDDED_CATALOG, "rb") as handle:
+                    args["catalog_data"] = yaml.safe_load(handle)
+            except (IOError, OSError) as exc:
+                raise AnsibleActionFail("cannot read the embedded catalog %s: %s" % (EMBEDDED_CATALOG, exc))
+            except yaml.YAMLError as exc:
+                raise AnsibleActionFail("the embedded catalog %s is not valid YAML: %s" % (EMBEDDED_CATALOG, exc))
+        result.update(self._execute_module(module_name="sodalite.modak.optimise", module_args=args,
+                                           task_vars=task_vars))
+        return result

@@ -1,0 +1,235 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: optimise
+short_description: Choose an optimised container image and write the batch job script for a MODAK DSL
+version_added: "0.1.0"
+description:
+  - Reads a MODAK optimisation DSL (the C(job) model with C(job_options), C(application), C(target) and
+    C(optimisation)), validates it and reports every problem with its path.
+  - Chooses the best optimised container image from an image catalog for the framework, version, CPU and
+    accelerator, and explains the choice, the runners-up and every rejected candidate.
+  - Picks run settings (nodes, tasks, threads, launcher, environment) and writes the job script for Slurm,
+    PBS Pro, Torque or plain bash into O(output_dir), atomically and only when its content changes.
+  - No DSL value is ever evaluated as a template; values reaching the script are pattern-checked or quoted.
+options:
+  dsl:
+    description:
+      - The DSL document as a mapping (C({"job": {...}})).
+      - Exactly one of O(dsl) and O(dsl_file) is required.
+    type: dict
+  dsl_file:
+    description:
+      - Path of a DSL document in JSON or YAML on the host that runs the module.
+      - Exactly one of O(dsl) and O(dsl_file) is required.
+    type: path
+  output_dir:
+    description:
+      - Directory the job script is written to (created when missing). Nothing is written outside it.
+    type: path
+    required: true
+  catalog:
+    description:
+      - Path of an image catalog file (YAML, the form of C(catalog/images.yaml) of this collection).
+      - When neither O(catalog) nor O(catalog_data) is given, the catalog embedded in the collection is used
+        (the action plugin of this module reads it on the controller).
+    type: path
+  catalog_data:
+    description:
+      - The image catalog as data (a mapping with an C(images) list, or the list itself).
+      - Filled in by the action plugin with the embedded catalog when neither O(catalog) nor O(catalog_data)
+        is given.
+    type: raw
+attributes:
+  check_mode:
+    support: full
+    description: Nothing is written; the script content is still returned.
+  diff_mode:
+    support: full
+    description: Shows the difference between the existing and the new job script.
+notes:
+  - Run it on the controller (C(delegate_to: localhost)) and copy the script to the cluster, as the
+    C(sodalite.modak.optimised_job) role does.
+requirements:
+  - PyYAML
+  - jsonschema >= 4
+author:
+  - modak developers
+"""
+
+EXAMPLES = r"""
+- name: Optimise a PyTorch training job for Slurm with the embedded catalog
+  sodalite.modak.optimise:
+    dsl_file: examples/pytorch-cpu-slurm.yaml
+    output_dir: out
+  register: optimised
+
+- name: Show the chosen image and why
+  ansible.builtin.debug:
+    msg: "{{ optimised.image.uri }}: {{ optimised.explanation }}"
+
+- name: Optimise an inline DSL against a site catalog, without writing anything
+  sodalite.modak.optimise:
+    dsl:
+      job:
+        job_options: {job_name: resnet, wall_time_limit: "12:00:00", request_gpus: 1}
+        application: {executable: ./resnet_benchmark.sh}
+        target: {job_scheduler_type: torque}
+        optimisation:
+          app_type: ai_training
+          opt_build: {cpu_type: x86, acc_type: nvidia}
+          app_type-ai_training:
+            config: {ai_framework: tensorflow}
+            ai_framework-tensorflow: {version: "2.1", xla: true}
+    output_dir: /tmp/modak
+    catalog: /etc/modak/site-images.yaml
+  check_mode: true
+"""
+
+RETURN = r"""
+image:
+  description: The chosen image; null values when the application runs bare (no container).
+  returned: success
+  type: dict
+  sample:
+    uri: docker://modakopt/modak:tensorflow-2.1-gpu-src
+    name: modak-tensorflow-2.1-gpu-src
+    framework: tensorflow
+    version: 2.1.0
+    accelerator: nvidia
+    features: [cudnn, nccl, xla]
+    source: catalog
+scheduler:
+  description: The scheduler backend the script was written for (slurm, pbspro, torque or local).
+  returned: success
+  type: str
+  sample: slurm
+job_script:
+  description: Path of the job script (written unless in check mode).
+  returned: success
+  type: str
+  sample: /home/user/out/resnet.pbs
+job_script_content:
+  description: The full text of the job script.
+  returned: success
+  type: str
+settings:
+  description: Run settings chosen for the job.
+  returned: success
+  type: dict
+  sample:
+    nodes: 1
+    tasks_per_node: null
+    ranks: 1
+    threads: 4
+    cpus_per_task: 4
+    launcher: none
+    env: {OMP_NUM_THREADS: "4", OMP_PLACES: cores, OMP_PROC_BIND: close}
+    gpus: 1
+    gpu_vendor: nvidia
+    container_engine: apptainer
+explanation:
+  description: Why this image and these settings, one sentence per line.
+  returned: success
+  type: list
+  elements: str
+warnings:
+  description: What the user should know (fallbacks, assumptions, options a scheduler cannot express).
+  returned: success
+  type: list
+  elements: str
+problems:
+  description: Every problem found in an invalid DSL, each with path, message, value and hint.
+  returned: failure
+  type: list
+  elements: dict
+"""
+
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
+
+
+def _catalog(params):
+    if params["catalog"]:
+        return ImageCatalog.from_file(params["catalog"])
+    return ImageCatalog.from_data(params["catalog_data"] or [], "catalog_data")
+
+
+def _image(result):
+    choice = result.choice
+    info = {"uri": choice.uri, "source": choice.source, "name": None, "framework": None, "version": None,
+            "accelerator": None, "features": []}
+    if choice.image is not None:
+        info.update(choice.image.as_dict())
+    return info
+
+
+def run(module):
+    params = module.params
+    document = params["dsl"] if params["dsl"] is not None else dsl.load_file(params["dsl_file"])
+    result = pipeline.optimise(document, _catalog(params))
+    if not module.check_mode:
+        files.ensure_dir(params["output_dir"])
+    path = files.target_path(params["output_dir"], result.script.filename)
+    content = result.script.text
+    before = files.read_existing(path)
+    changed = before != content
+    if changed and not module.check_mode:
+        files.write_atomic(path, content)
+    out = dict(
+        changed=changed,
+        image=_image(result),
+        scheduler=result.script.scheduler,
+        job_script=path,
+        job_script_content=content,
+        settings=result.settings.as_dict(),
+        explanation=result.explanation,
+        warnings=result.warnings,
+    )
+    if module._diff:
+        out["diff"] = dict(before=before or "", after=content, before_header=path, after_header=path)
+    for warning in result.warnings:
+        module.warn(warning)
+    return out
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            dsl=dict(type="dict"),
+            dsl_file=dict(type="path"),
+            output_dir=dict(type="path", required=True),
+            catalog=dict(type="path"),
+            catalog_data=dict(type="raw"),
+        ),
+        required_one_of=[("dsl", "dsl_file")],
+        mutually_exclusive=[("dsl", "dsl_file"), ("catalog", "catalog_data")],
+        supports_check_mode=True,
+    )
+    if dsl.yaml is None:
+        module.fail_json(msg=missing_required_lib("PyYAML"), exception=dsl.YAML_IMPORT_ERROR)
+    if dsl.jsonschema is None:
+        module.fail_json(msg=missing_required_lib("jsonschema"), exception=dsl.JSONSCHEMA_IMPORT_ERROR)
+    try:
+        module.exit_json(**run(module))
+    except DslInvalid as exc:
+        module.fail_json(msg=str(exc), problems=[p.as_dict() for p in exc.problems])
+    except ModakError as exc:
+        module.fail_json(msg=str(exc))
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="cannot read or write: %s" % exc, exception=traceback.format_exc())
+
+
+if __name__ == "__main__":
+    main()
