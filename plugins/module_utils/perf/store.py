@@ -163,3 +163,42 @@ def classes(records):
             key = hardware_class(record.get("hardware"))
             out[key] = out.get(key, 0) + 1
     return out
+
+
+def local_hardware(sample_s=0.5):
+    """CPU facts of this host in the workload's form, with the foreign load (busy cores) sampled now."""
+    import platform
+    model, flags = "unknown", set()
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in ("model name", "Model name") and model == "unknown":
+                    model = value.strip()
+                elif key in ("flags", "Features") and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count() or 1
+    interesting = ("avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16",
+                   "amx_bf16", "amx_int8", "amx_tile", "asimd", "sve", "bf16")
+    return {"model": model, "arch": platform.machine(), "cores": os.cpu_count() or 1, "usable_cores": usable,
+            "flags": sorted(f for f in flags if f in interesting), "foreign_load": _busy_cores(sample_s)}
+
+
+def _busy_cores(sample_s):
+    def busy():
+        with open("/proc/stat") as handle:
+            parts = [int(p) for p in handle.readline().split()[1:]]
+        return sum(parts[:8]) - parts[3] - parts[4]
+    try:
+        first = busy()
+        time.sleep(sample_s)
+        hz = os.sysconf("SC_CLK_TCK")
+        return max(0.0, (busy() - first) / float(hz) / sample_s)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
