@@ -77,7 +77,8 @@ def test_advise_uses_the_model_for_a_known_class(records, hardware):
     host = dict(hardware, foreign_load=0.0)
     advice = search.advise(request, None, records, host)
     assert advice["source"] == "model"
-    assert store.config_key(advice["config"]) in set(store.config_key(c) for c in search.space(tuning, advice["default"]))
+    allowed = set(store.config_key(c) for c in search.space(tuning, advice["default"]))
+    assert store.config_key(advice["config"]) in allowed
     assert advice["speedup_vs_default"] == advice["default_predicted_s_per_sample"] / advice["predicted_s_per_sample"]
     ranked = advice["ranking"]
     assert ranked[0]["predicted_s"] == min(r["predicted_s"] for r in ranked)
