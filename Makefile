@@ -11,7 +11,7 @@ test: venv
 	scripts/test
 
 schema: venv
-	.venv/bin/python scripts/export-schema > schemas/modak-dsl.schema.json
+	.venv/bin/python scripts/export_schema.py > schemas/modak-dsl.schema.json
 
 clean:
 	rm -rf out build tests/output

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Step 1 of the pipeline: load the DSL (JSON or YAML), validate it, build a JobRequest.
 
 Every problem is collected and reported at once, each with its path, the bad value and a hint.
@@ -8,6 +8,7 @@ Every problem is collected and reported at once, each with its path, the bad val
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -483,9 +484,14 @@ def build_request(doc):
                      "pbspro, torque or local)")
     scheduler = SCHEDULER_ALIASES.get(scheduler, scheduler)
     target = Target(scheduler=scheduler, name=raw_target.get("name"),
-                    engine=raw_target.get("container_engine", "apptainer"), image_dir=raw_target.get("image_dir"))
-    return JobRequest(options=_job_options(job.get("job_options") or {}), app=app, target=target, opt=opt,
-                      notes=tuple(notes))
+                    engine=raw_target.get("container_engine", "apptainer"), image_dir=raw_target.get("image_dir"),
+                    login_host=raw_target.get("login_host"), work_dir=raw_target.get("work_dir"),
+                    partition=raw_target.get("partition"))
+    options = _job_options(job.get("job_options") or {})
+    if options.queue is None and target.partition:
+        options = dataclasses.replace(options, queue=target.partition)
+        notes.append("partition %s comes from target.partition" % target.partition)
+    return JobRequest(options=options, app=app, target=target, opt=opt, notes=tuple(notes))
 
 
 def parse(doc):

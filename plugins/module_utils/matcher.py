@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Step 2 of the pipeline: choose the image, and say why.
 
 Hard constraints first (family, version, architecture, accelerator, CUDA/ROCm, ISA level,
@@ -14,6 +14,8 @@ from __future__ import annotations
 from ansible_collections.sodalite.modak.plugins.module_utils import cpu, versions
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import BUILD_RANK
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Choice
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import model as recipe_model
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks import RecipeError
 
 SCORE_NAMES = ("requested compilers", "build kind", "version", "ISA level", "math libraries")
 PREFERRED_MATH = {"x86_64": ("mkl", "onednn"), "aarch64": ("onednn",), "ppc64le": ()}
@@ -106,8 +108,8 @@ def _why_lost(loser, winner, opt):
 def _describe(img):
     bits = ["%s %s" % (img.framework, img.version_text), "%s build" % img.build, "needs %s" % img.isa]
     if img.accelerator != "none":
-        bits.append("%s%s" % (img.accelerator, " CUDA %s" % img.cuda if img.cuda else
-                                ("ROCm %s" % img.rocm if img.rocm else "")))
+        runtime = " CUDA %s" % img.cuda if img.cuda else (" ROCm %s" % img.rocm if img.rocm else "")
+        bits.append(img.accelerator + runtime)
     if img.compilers:
         bits.append("compilers %s" % "+".join(img.compilers))
     if img.math:
@@ -144,6 +146,17 @@ def _fallback(req, opt, label, explanation, rejected):
     if uri:
         msg = "%s: falling back to the official image %s" % (why, uri)
         return Choice(None, uri, "official", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
+    if opt.enable_opt_build:
+        try:
+            recipe = recipe_model.from_request(req)
+        except RecipeError as exc:
+            explanation = explanation + ["no recipe can be made either: %s" % exc]
+        else:
+            msg = ("%s and there is no official image to fall back on: build the optimised image from the recipe %s "
+                   "(sodalite.modak.container_recipe writes it, the sodalite.modak.container_build role builds it "
+                   "and adds it to the catalog); until then the application runs without a container"
+                   % (why, recipe.name))
+            return Choice(None, None, "recipe", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
     msg = "%s and there is no official image to fall back on: the application runs without a container" % why
     return Choice(None, None, "bare", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
 

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Typed data of the pipeline: the request (from the DSL), images, settings, scripts."""
 
 from __future__ import annotations
@@ -69,6 +69,9 @@ class Target:
     name: Optional[str] = None
     engine: str = "apptainer"
     image_dir: Optional[str] = None
+    login_host: Optional[str] = None
+    work_dir: Optional[str] = None
+    partition: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ class Choice:
     """Outcome of matching: the image (or None for a bare run) and why."""
     image: Optional[Image]
     uri: Optional[str]
-    source: str  # catalog | user | official | bare
+    source: str  # catalog | user | official | recipe | bare
     explanation: Tuple[str, ...] = ()
     warnings: Tuple[str, ...] = ()
     runners_up: Tuple[str, ...] = ()

@@ -1,10 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The optimisation DSL as a JSON Schema (draft 2020-12).
 
 This module is the single source: ``schemas/modak-dsl.schema.json`` is exported from it
-(``scripts/export-schema``) and a test keeps the two identical. Strings that reach a job
+(``scripts/export_schema.py``) and a test keeps the two identical. Strings that reach a job
 script either match a strict pattern here or are shell-quoted by the renderer.
 """
 
@@ -48,6 +48,7 @@ DIRECTIVE = r"^--?[A-Za-z][A-Za-z0-9-]*([= ][A-Za-z0-9_.,:=/@%+\[\]-]+)?$"
 IMAGE_REF = (r"^((docker|library|oras|shub|docker-archive|oci-archive|docker-daemon)://"
              r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|[A-Za-z0-9_./+-]{1,255}\.sif)$")
 ABS_PATH = r"^/[A-Za-z0-9_.@+/-]{0,1023}$"
+HOST = r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9])?$"
 BIND = r"^/[A-Za-z0-9_.@+/-]{0,1023}(:/[A-Za-z0-9_.@+/-]{0,1023}(:(ro|rw))?)?$"
 MODULE = r"^[A-Za-z0-9_.+/-]{1,128}$"
 SOURCE_URL = r"^(https?|git|ssh)://[A-Za-z0-9._~:/?#@!&'()*+,;=%-]{1,2048}$"
@@ -184,6 +185,9 @@ TARGET = _obj({
     "container_engine": _enum(ENGINES, "Container runtime on the target.", default="apptainer"),
     "image_dir": _s(ABS_PATH, "Directory of pulled .sif images on the target (default $MODAK_IMAGE_DIR, "
                               "$SINGULARITY_DIR or ~/.modak/images)."),
+    "login_host": _s(HOST, "Host (inventory name or DNS name) where jobs are submitted: the cluster's login node."),
+    "work_dir": _s(ABS_PATH, "Absolute directory on the login host where the job script is copied and submitted."),
+    "partition": _s(NAME, "Partition (queue) used when job_options names none."),
 }, title="target", description="Where to run.")
 
 OPT_BUILD = _obj({

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Version semantics of image matching, stated once.
 
 * ``"2.1"`` matches 2.1, 2.1.0, 2.1.7 and never 2.10 (components, not text).

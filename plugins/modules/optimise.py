@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ description:
 options:
   dsl:
     description:
-      - The DSL document as a mapping (C({"job": {...}})).
+      - The DSL document as a mapping whose only key is C(job).
       - Exactly one of O(dsl) and O(dsl_file) is required.
     type: dict
   dsl_file:
@@ -61,13 +61,13 @@ attributes:
     support: full
     description: Shows the difference between the existing and the new job script.
 notes:
-  - Run it on the controller (C(delegate_to: localhost)) and copy the script to the cluster, as the
+  - Run it on the controller (C(delegate_to=localhost)) and copy the script to the cluster, as the
     C(sodalite.modak.optimised_job) role does.
 requirements:
   - PyYAML
   - jsonschema >= 4
 author:
-  - modak developers
+  - modak developers (@sodalite-modak)
 """
 
 EXAMPLES = r"""
@@ -146,8 +146,10 @@ explanation:
   returned: success
   type: list
   elements: str
-warnings:
-  description: What the user should know (fallbacks, assumptions, options a scheduler cannot express).
+modak_warnings:
+  description:
+    - What the user should know (fallbacks, assumptions, options a scheduler cannot express).
+    - Each one is also shown as an Ansible warning; Ansible reserves the result key C(warnings) for that.
   returned: success
   type: list
   elements: str
@@ -219,7 +221,7 @@ def run(module):
         job_script_content=content,
         settings=result.settings.as_dict(),
         explanation=result.explanation,
-        warnings=result.warnings,
+        modak_warnings=result.warnings,
         prediction=result.extra.get("prediction") or {},
     )
     if module._diff:

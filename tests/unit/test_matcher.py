@@ -70,8 +70,8 @@ def test_ties_are_deterministic_whatever_the_catalog_order():
     ({}, {"job.optimisation.opt_build.acc_type": "nvidia"}, "CPU-only image; the target has nvidia accelerators"),
     ({"accelerator": "amd", "rocm": "6.1"}, {"job.optimisation.opt_build.acc_type": "nvidia"},
      "built for amd GPUs; the target has nvidia accelerators"),
-    ({"accelerator": "nvidia", "cuda": "12.4"}, {"job.optimisation.opt_build.acc_type": "nvidia",
-                                                  "job.optimisation.opt_build.cuda_version": "12.2"},
+    ({"accelerator": "nvidia", "cuda": "12.4"},
+     {"job.optimisation.opt_build.acc_type": "nvidia", "job.optimisation.opt_build.cuda_version": "12.2"},
      "needs CUDA 12.4; the target supports up to 12.2"),
     ({"isa": "x86-64-v4"}, {"job.optimisation.opt_build.cpu_isa": "x86-64-v3"},
      "needs x86-64-v4; the target offers x86-64-v3"),
@@ -119,7 +119,7 @@ def test_explanation_names_choice_runners_up_and_rejections(catalog):
     assert "rejected tensorflow-2.10.1-gpu: version 2.10.1 does not match the request 2.1" in text
 
 
-def test_fallback_user_container_then_official_then_bare(catalog):
+def test_fallback_user_container_then_official_then_recipe(catalog):
     doc = ai_doc("tensorflow", "3.0")
     choice = choose(with_(doc, "job.application.container_runtime", "docker://mine:1"), catalog)
     assert (choice.source, choice.uri) == ("user", "docker://mine:1")
@@ -130,8 +130,12 @@ def test_fallback_user_container_then_official_then_bare(catalog):
     gpu = choose(ai_doc("tensorflow", "3.0", acc="nvidia"), catalog)
     assert gpu.uri == "docker://tensorflow/tensorflow:3.0.0-gpu"
     choice = choose(ai_doc("jax", "9"), catalog)
-    assert (choice.source, choice.uri) == ("bare", None)
+    assert (choice.source, choice.uri) == ("recipe", None)
+    assert "build the optimised image from the recipe modak-jax-9-cpu-" in choice.warnings[0]
     assert "runs without a container" in choice.warnings[0]
+    no_opt = choose(with_(ai_doc("jax", "9"), "job.optimisation.enable_opt_build", False), catalog)
+    assert (no_opt.source, no_opt.uri) == ("bare", None)
+    assert "runs without a container" in no_opt.warnings[0]
     fpga = choose(ai_doc("tensorflow", "2.1", acc="fpga"), catalog)
     assert fpga.image is None and fpga.warnings
 

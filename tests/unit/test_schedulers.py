@@ -117,14 +117,14 @@ def test_pbs_begin():
 
 
 def test_pbs_job_name_starts_with_a_letter():
-    lines, _ = registry.get("torque").preamble(JobOptions(job_name="42run"), MINIMAL_SETTINGS)
+    lines, _warnings = registry.get("torque").preamble(JobOptions(job_name="42run"), MINIMAL_SETTINGS)
     assert "#PBS -N j42run" in lines
 
 
 def test_slurm_gpus_without_type():
     options = JobOptions(job_name="g", gpus_per_node=2)
     settings = Settings(nodes=1, tasks_per_node=None, ranks=1, threads=1, launcher="none", env=(), gpus=2)
-    lines, _ = registry.get("slurm").preamble(options, settings)
+    lines, _warnings = registry.get("slurm").preamble(options, settings)
     assert "#SBATCH --gres=gpu:2" in lines
 
 

@@ -14,7 +14,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.schema import SCHEM
 
 
 def test_schema_file_is_current():
-    exported = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "export-schema")],
+    exported = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "export_schema.py")],
                               capture_output=True, text=True, check=True).stdout
     with open(os.path.join(ROOT, "schemas", "modak-dsl.schema.json")) as handle:
         assert handle.read() == exported, "run `make schema` after changing plugins/module_utils/schema.py"

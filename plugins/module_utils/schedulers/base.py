@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """What every scheduler backend offers, and the small pure helpers they share."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def pbs_job_name(name):
 
 def pbs_begin(begin):
     """'2026-01-02T03:04:05' -> PBS -a '202601020304.05'."""
-    date, _, time = begin.partition("T")
+    date, _sep, time = begin.partition("T")
     hh, mm, ss = (time.split(":") + ["00", "00", "00"])[:3] if time else ("00", "00", "00")
     return "%s%s%s.%s" % (date.replace("-", ""), hh, mm, ss or "00")
 

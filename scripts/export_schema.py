@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Print the DSL's JSON Schema (the source is plugins/module_utils/schema.py)."""
 import json
 import os

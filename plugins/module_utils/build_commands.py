@@ -1,0 +1,151 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""The one argv runner for container builds: build, inspect, push and the Slurm build job script.
+
+Command lines are argv lists (never a shell string), so tests compare them exactly. Apptainer and
+Singularity cannot be installed on the development machines; their argv is what is tested.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible_collections.sodalite.modak.plugins.module_utils import shell
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
+
+ENGINES = ("apptainer", "singularity", "podman", "buildah", "charliecloud")
+SIF_ENGINES = ("apptainer", "singularity")
+LABEL_HASH = "modak.recipe.sha256"
+_IMAGE = re.compile(r"^[A-Za-z0-9/][A-Za-z0-9._/:@-]{0,255}$")
+_DEST = re.compile(r"^(docker|oras)://[A-Za-z0-9][A-Za-z0-9._/:@-]{0,255}$")
+_SHA = re.compile(r"^[0-9a-f]{64}$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class BuildError(ModakError):
+    """A build cannot be planned as asked."""
+
+
+def _check(pattern, value, what):
+    if not pattern.match(str(value)):
+        raise BuildError("%s %r is not allowed (must match %s)" % (what, value, pattern.pattern))
+    return str(value)
+
+
+def partial_path(image):
+    """Where a SIF is built before it replaces the previous one (kept if the build fails)."""
+    return image + ".partial"
+
+
+def build_argv(engine, recipe, image, context=".", fakeroot=False, recipe_sha256=None):
+    """argv that builds ``recipe`` into ``image`` (a .sif path for Apptainer/Singularity, else a name)."""
+    image = _check(_IMAGE, image, "image")
+    if engine in SIF_ENGINES:
+        if not image.endswith(".sif"):
+            raise BuildError("%s builds a .sif file; image %r does not end in .sif" % (engine, image))
+        argv = [engine, "build"]
+        if fakeroot:
+            argv.append("--fakeroot")
+        return argv + ["--force", partial_path(image), recipe]
+    labels = []
+    if recipe_sha256:
+        labels = ["--label", "%s=%s" % (LABEL_HASH, _check(_SHA, recipe_sha256, "recipe hash"))]
+    if engine == "podman":
+        return ["podman", "build", "--pull=never", "-f", recipe, "-t", image] + labels + [context]
+    if engine == "buildah":
+        return ["buildah", "bud", "--pull=never", "-f", recipe, "-t", image] + labels + [context]
+    if engine == "charliecloud":
+        return ["ch-image", "build", "--force", "-f", recipe, "-t", image, context]
+    raise BuildError("unknown build engine %r (one of %s)" % (engine, ", ".join(ENGINES)))
+
+
+def finalise_argv(engine, image):
+    """argv that puts a finished build in place (Apptainer/Singularity), else None."""
+    if engine in SIF_ENGINES:
+        return ["mv", "-f", partial_path(image), image]
+    return None
+
+
+def inspect_argv(engine, image):
+    """argv whose output contains the recipe hash of an existing image (rc != 0 when there is none)."""
+    if engine in SIF_ENGINES:
+        return [engine, "inspect", "--labels", image]
+    if engine == "podman":
+        return ["podman", "image", "inspect", "--format", '{{ index .Config.Labels "%s" }}' % LABEL_HASH, image]
+    if engine == "buildah":
+        return ["buildah", "inspect", "--type", "image", "--format",
+                '{{ index .OCIv1.Config.Labels "%s" }}' % LABEL_HASH, image]
+    if engine == "charliecloud":
+        return ["ch-image", "list", image]
+    raise BuildError("unknown build engine %r" % engine)
+
+
+def push_argv(engine, image, dest, tls_verify=True):
+    """argv that pushes ``image`` to ``dest`` (docker://registry/repo:tag, or oras:// for a SIF)."""
+    dest = _check(_DEST, dest, "push destination")
+    if engine in SIF_ENGINES:
+        if not dest.startswith("oras://"):
+            raise BuildError("a SIF is pushed to an oras:// destination, not %r" % dest)
+        return [engine, "push", image, dest]
+    if not dest.startswith("docker://"):
+        raise BuildError("%s pushes to a docker:// destination, not %r" % (engine, dest))
+    if engine == "charliecloud":
+        return ["ch-image", "push", image, dest[len("docker://"):]]
+    tool = "buildah" if engine == "buildah" else "podman"
+    return [tool, "push", "--tls-verify=%s" % ("true" if tls_verify else "false"), image, dest]
+
+
+def remote_inspect_argv(dest, tls_verify=True):
+    """argv printing the recipe hash of the image already at ``dest`` (docker:// only; None for oras://)."""
+    dest = _check(_DEST, dest, "push destination")
+    if not dest.startswith("docker://"):
+        return None
+    return ["skopeo", "inspect", "--tls-verify=%s" % ("true" if tls_verify else "false"), "--format",
+            '{{ index .Labels "%s" }}' % LABEL_HASH, dest]
+
+
+def skopeo_copy_argv(image, dest, tls_verify=True):
+    """The same push with skopeo, from the local containers storage."""
+    dest = _check(_DEST, dest, "push destination")
+    return ["skopeo", "copy", "--dest-tls-verify=%s" % ("true" if tls_verify else "false"),
+            "containers-storage:%s" % image, dest]
+
+
+def job_script(name, steps, cpus=8, walltime="04:00:00", workdir=None):
+    """A Slurm job script running the argv ``steps`` in order (for sites that forbid builds on login nodes)."""
+    name = _check(_NAME, name, "job name")
+    if not re.match(r"^\d{1,3}:\d{2}:\d{2}$", walltime):
+        raise BuildError("walltime %r is not HH:MM:SS" % walltime)
+    lines = ["#!/bin/bash",
+             "#SBATCH --job-name=%s" % name,
+             "#SBATCH --nodes=1",
+             "#SBATCH --ntasks=1",
+             "#SBATCH --cpus-per-task=%d" % int(cpus),
+             "#SBATCH --time=%s" % walltime,
+             "#SBATCH --output=%s-%%j.out" % name,
+             "",
+             "# generated by sodalite.modak (container_build): build the image on a compute node",
+             "set -euo pipefail"]
+    if workdir:
+        lines.append("cd %s" % shell.quote(workdir))
+    lines.extend(shell.join(step) for step in steps if step)
+    return "\n".join(lines) + "\n"
+
+
+def plan(engine, recipe, image, context=".", fakeroot=False, recipe_sha256=None, push_to=None,
+         tls_verify=True, job_name="modak-build", cpus=8, walltime="04:00:00"):
+    """Every command of one build, and the job script that runs them."""
+    if engine not in ENGINES:
+        raise BuildError("unknown build engine %r (one of %s)" % (engine, ", ".join(ENGINES)))
+    out = {
+        "build_argv": build_argv(engine, recipe, image, context, fakeroot, recipe_sha256),
+        "finalise_argv": finalise_argv(engine, image),
+        "inspect_argv": inspect_argv(engine, image),
+        "push_argv": push_argv(engine, image, push_to, tls_verify) if push_to else None,
+        "remote_inspect_argv": remote_inspect_argv(push_to, tls_verify) if push_to else None,
+        "partial": partial_path(image) if engine in SIF_ENGINES else None,
+    }
+    out["job_script"] = job_script(job_name, [out["build_argv"], out["finalise_argv"], out["push_argv"]],
+                                   cpus=cpus, walltime=walltime, workdir=context)
+    return out

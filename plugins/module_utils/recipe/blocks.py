@@ -1,0 +1,549 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Building blocks of a container recipe (hpccm is the model: one class per block).
+
+A block knows *what* goes into the image and turns it into a short list of primitives
+(``From``, ``Comment``, ``Shell``, ``Env``, ``Label``, ``Runscript``, ``Test``). The writers
+(``singularity.py``, ``docker.py``) only know how to print primitives, so both formats
+always say the same thing. Every value a block receives is checked here against a strict
+pattern (``RecipeError`` otherwise) or quoted by the writer; no template engine is involved.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Tuple
+
+from ansible_collections.sodalite.modak.plugins.module_utils import shell
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
+
+IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,255}$")
+PACKAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+_-]{0,127}$")
+PIP_SPEC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[a-z0-9,_-]+\])?((==|>=|<=|~=)[0-9][0-9.*]*)?$")
+VERSION = re.compile(r"^\d+(\.\d+){0,3}$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+LABEL_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
+URL = re.compile(r"^https://[A-Za-z0-9._~/:@%+-]{1,512}$")
+FLAG = re.compile(r"^-m(arch|cpu|tune)=[a-z0-9._-]{1,64}$")
+ONE_LINE = re.compile("^[^\x00-\x1f\x7f\x85\u2028\u2029]*$")
+
+
+class RecipeError(ModakError):
+    """A recipe cannot be made from the request (names the value and why)."""
+
+
+def check(pattern, value, what):
+    text = str(value)
+    if not pattern.match(text):
+        raise RecipeError("%s %r is not allowed in a recipe (must match %s)" % (what, text, pattern.pattern))
+    return text
+
+
+# ---------------------------------------------------------------- primitives
+
+@dataclass(frozen=True)
+class From(object):
+    image: str
+
+
+@dataclass(frozen=True)
+class Comment(object):
+    text: str
+
+
+@dataclass(frozen=True)
+class Shell(object):
+    commands: Tuple[str, ...]  # shell text made by blocks from checked values
+
+
+@dataclass(frozen=True)
+class Env(object):
+    pairs: Tuple[Tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Label(object):
+    pairs: Tuple[Tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Runscript(object):
+    default_argv: Tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Test(object):
+    commands: Tuple[str, ...]
+
+
+# ---------------------------------------------------------------- blocks
+
+class Block(object):
+    """Base: ``primitives()`` returns the block's instructions; ``as_dict()`` what it holds."""
+
+    title = "block"
+
+    def primitives(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def as_dict(self):
+        return {"block": self.title}
+
+
+class BaseImage(Block):
+    """The image everything else is installed on.
+
+    # Parameters
+
+    accelerator: ``none`` (a CPU distribution), ``nvidia`` (a CUDA base) or ``amd`` (a ROCm base).
+    Default ``none``.
+
+    cuda: CUDA version of the CUDA base, e.g. ``12.4`` (needed for ``nvidia``).
+
+    image: an explicit base image reference; replaces the one chosen from the other parameters.
+
+    rocm: ROCm version of the ROCm base, e.g. ``6.1`` (needed for ``amd``).
+
+    # Examples
+
+    ```python
+    BaseImage()                                  # debian:bookworm-slim
+    BaseImage(accelerator="nvidia", cuda="12.4") # nvidia/cuda:12.4.1-cudnn-runtime-ubuntu22.04
+    BaseImage(accelerator="amd", rocm="6.1")     # rocm/dev-ubuntu-22.04:6.1
+    ```
+    """
+
+    title = "base image"
+    CPU = "debian:bookworm-slim"
+    CUDA_TAGS = {"11.8": "11.8.0", "12.1": "12.1.1", "12.2": "12.2.2", "12.4": "12.4.1", "12.6": "12.6.3"}
+
+    def __init__(self, accelerator="none", cuda=None, rocm=None, image=None):
+        self.accelerator = accelerator
+        self.cuda = check(VERSION, cuda, "cuda version") if cuda else None
+        self.rocm = check(VERSION, rocm, "rocm version") if rocm else None
+        if accelerator == "nvidia" and not self.cuda:
+            raise RecipeError("an NVIDIA base image needs a CUDA version (opt_build.cuda_version)")
+        if accelerator == "amd" and not self.rocm:
+            raise RecipeError("an AMD base image needs a ROCm version (opt_build.rocm_version)")
+        if image:
+            self.image = check(IMAGE, image, "base image")
+        elif accelerator == "nvidia":
+            short = ".".join(self.cuda.split(".")[:2])
+            full = self.CUDA_TAGS.get(short, self.cuda if self.cuda.count(".") == 2 else short + ".0")
+            self.image = "nvidia/cuda:%s-cudnn-runtime-ubuntu22.04" % full
+        elif accelerator == "amd":
+            self.image = "rocm/dev-ubuntu-22.04:%s" % self.rocm
+        else:
+            self.image = self.CPU
+
+    @property
+    def distro(self):
+        return "ubuntu22.04" if self.accelerator in ("nvidia", "amd") and self.image.startswith(
+            ("nvidia/", "rocm/")) else "debian12"
+
+    def primitives(self):
+        return [From(self.image)]
+
+    def as_dict(self):
+        return {"block": self.title, "image": self.image, "accelerator": self.accelerator,
+                "cuda": self.cuda, "rocm": self.rocm}
+
+
+class OsPackages(Block):
+    """Distribution packages, installed with apt in one layer and the lists removed.
+
+    # Parameters
+
+    packages: package names (sorted, duplicates dropped).
+
+    # Examples
+
+    ```python
+    OsPackages(["python3", "python3-venv"])
+    ```
+    """
+
+    title = "os packages"
+
+    def __init__(self, packages):
+        self.packages = tuple(sorted(set(check(PACKAGE, p, "package") for p in packages)))
+
+    def primitives(self):
+        if not self.packages:
+            return []
+        return [Comment("os packages"), Shell((
+            "apt-get update",
+            "DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends %s" % " ".join(self.packages),
+            "rm -rf /var/lib/apt/lists/*",
+        ))]
+
+    def as_dict(self):
+        return {"block": self.title, "packages": list(self.packages)}
+
+
+VENV = "/opt/modak/venv"
+
+
+class PythonEnv(Block):
+    """A Python virtual environment at /opt/modak/venv, first on PATH (Debian refuses system pip installs).
+
+    # Examples
+
+    ```python
+    PythonEnv()
+    ```
+    """
+
+    title = "python environment"
+
+    def primitives(self):
+        return [Comment("python environment"), Shell(("python3 -m venv %s" % VENV,
+                                                      "%s/bin/pip install --no-cache-dir --upgrade pip" % VENV)),
+                Env((("PATH", "%s/bin:$PATH" % VENV),))]
+
+
+class FrameworkPip(Block):
+    """A framework from pip with a pinned version.
+
+    # Parameters
+
+    framework: DSL framework name (tensorflow, pytorch, keras, mxnet, jax).
+
+    index_url: an extra pip index (PyTorch's CPU/CUDA/ROCm wheel indexes). Default none.
+
+    version: version to pin, ``2.5`` (becomes ``==2.5.*``) or ``2.5.1`` (``==2.5.1``).
+
+    # Examples
+
+    ```python
+    FrameworkPip("pytorch", "2.5", index_url="https://download.pytorch.org/whl/cpu")
+    ```
+    """
+
+    title = "framework (pip)"
+    PACKAGES = {"tensorflow": "tensorflow", "pytorch": "torch", "keras": "keras", "mxnet": "mxnet",
+                "jax": "jax[cpu]", "cntk": "cntk"}
+
+    def __init__(self, framework, version, index_url=None, extra=()):
+        if framework not in self.PACKAGES:
+            raise RecipeError("no pip package is known for the framework %r" % framework)
+        self.framework = framework
+        self.version = check(VERSION, version, "framework version")
+        self.index_url = check(URL, index_url, "pip index") if index_url else None
+        self.extra = tuple(check(PIP_SPEC, e, "pip requirement") for e in extra)
+
+    @property
+    def requirement(self):
+        pin = self.version if self.version.count(".") >= 2 else self.version + ".*"
+        return "%s==%s" % (self.PACKAGES[self.framework], pin)
+
+    def primitives(self):
+        words = ["pip", "install", "--no-cache-dir"]
+        if self.index_url:
+            words.extend(["--extra-index-url", self.index_url])
+        words.append(self.requirement)
+        words.extend(self.extra)
+        return [Comment("%s %s from pip" % (self.framework, self.version)), Shell((shell.join(words),))]
+
+    def as_dict(self):
+        return {"block": self.title, "framework": self.framework, "version": self.version,
+                "requirement": self.requirement, "index_url": self.index_url, "extra": list(self.extra)}
+
+
+class FrameworkSource(Block):
+    """A framework built from its sources with CPU flags for the target microarchitecture.
+
+    # Parameters
+
+    cpu_flags: compiler flags from ``march_flags`` (e.g. ``-march=sapphirerapids``).
+
+    framework: ``pytorch`` or ``tensorflow``.
+
+    jobs: parallel compile jobs. Default 8.
+
+    version: the release to build (``2.5.1``; the git tag is ``v2.5.1``).
+
+    # Examples
+
+    ```python
+    FrameworkSource("pytorch", "2.5.1", ["-march=sapphirerapids", "-mtune=sapphirerapids"])
+    ```
+    """
+
+    title = "framework (source build)"
+    SOURCES = {
+        "pytorch": ("https://github.com/pytorch/pytorch.git", (
+            "pip install --no-cache-dir -r requirements.txt mkl-static mkl-include",
+            "USE_CUDA=0 USE_MKLDNN=1 BLAS=MKL MAX_JOBS=$MODAK_JOBS python3 setup.py bdist_wheel",
+            "pip install --no-cache-dir dist/*.whl",
+        )),
+        "tensorflow": ("https://github.com/tensorflow/tensorflow.git", (
+            "pip install --no-cache-dir numpy wheel packaging requests opt_einsum",
+            "bazel build --config=opt --config=mkl --copt=\"$CFLAGS\" --jobs=$MODAK_JOBS "
+            "//tensorflow/tools/pip_package:wheel",
+            "pip install --no-cache-dir bazel-bin/tensorflow/tools/pip_package/wheel_house/*.whl",
+        )),
+    }
+
+    def __init__(self, framework, version, cpu_flags, jobs=8):
+        if framework not in self.SOURCES:
+            raise RecipeError("a source build is known for pytorch and tensorflow only, not %r" % framework)
+        self.framework = framework
+        self.version = check(VERSION, version, "framework version")
+        if self.version.count(".") != 2:
+            raise RecipeError("a source build needs a full release version such as 2.5.1, not %r" % version)
+        self.cpu_flags = tuple(check(FLAG, f, "compiler flag") for f in cpu_flags)
+        self.jobs = int(jobs)
+
+    def primitives(self):
+        url, steps = self.SOURCES[self.framework]
+        flags = " ".join(self.cpu_flags)
+        src = "/opt/modak/src/%s" % self.framework
+        cmds = ["export CFLAGS=%s CXXFLAGS=%s MODAK_JOBS=%d" % (shell.quote(flags), shell.quote(flags), self.jobs),
+                "git clone --depth 1 --recursive --branch v%s %s %s" % (self.version, url, src),
+                "cd %s" % src]
+        cmds.extend(steps)
+        cmds.extend(["cd /", "rm -rf %s" % src])
+        return [Comment("%s %s built from source with %s" % (self.framework, self.version, flags)), Shell(tuple(cmds))]
+
+    def as_dict(self):
+        return {"block": self.title, "framework": self.framework, "version": self.version,
+                "cpu_flags": list(self.cpu_flags)}
+
+
+class MathLibs(Block):
+    """Math libraries: MKL (pip wheels on x86_64) and oneDNN switched on for the framework.
+
+    # Parameters
+
+    framework: the framework (TensorFlow needs ``TF_ENABLE_ONEDNN_OPTS=1``).
+
+    instructions: MKL's ``MKL_ENABLE_INSTRUCTIONS`` (``AVX512``, ``AVX2``) for the target; none by default.
+
+    libraries: ``mkl``, ``onednn`` (and for GPUs ``cudnn``/``miopen``, which come with the base).
+
+    # Examples
+
+    ```python
+    MathLibs(["mkl", "onednn"], framework="tensorflow")
+    ```
+    """
+
+    title = "math libraries"
+
+    def __init__(self, libraries, framework=None, instructions=None):
+        self.libraries = tuple(sorted(set(libraries)))
+        self.framework = framework
+        self.instructions = check(re.compile(r"^[A-Z0-9_]{1,32}$"), instructions, "MKL instructions") \
+            if instructions else None
+
+    def primitives(self):
+        out = []
+        if "mkl" in self.libraries:
+            out.extend([Comment("math libraries: MKL"), Shell(("pip install --no-cache-dir mkl",))])
+        env = []
+        if "mkl" in self.libraries and self.instructions:
+            env.append(("MKL_ENABLE_INSTRUCTIONS", self.instructions))
+        if "onednn" in self.libraries and self.framework in ("tensorflow", "keras"):
+            env.append(("TF_ENABLE_ONEDNN_OPTS", "1"))
+        if env:
+            out.append(Env(tuple(env)))
+        return out
+
+    def as_dict(self):
+        return {"block": self.title, "libraries": list(self.libraries), "instructions": self.instructions}
+
+
+class GraphCompiler(Block):
+    """Graph-compiler enablement: XLA (TensorFlow, Keras, JAX) or inductor (torch.compile).
+
+    # Parameters
+
+    compilers: ``xla`` and/or ``inductor``.
+
+    # Examples
+
+    ```python
+    GraphCompiler(["inductor"])   # a C++ compiler in the image, TORCHINDUCTOR_FREEZING=1
+    ```
+    """
+
+    title = "graph compilers"
+    ENV = {"xla": (("TF_XLA_FLAGS", "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit"),),
+           "inductor": (("TORCHINDUCTOR_FREEZING", "1"),)}
+    PACKAGES = {"inductor": ("g++",), "xla": ()}
+
+    def __init__(self, compilers):
+        unknown = sorted(set(compilers) - set(self.ENV))
+        if unknown:
+            raise RecipeError("no recipe step is known for the graph compiler(s) %s" % ", ".join(unknown))
+        self.compilers = tuple(sorted(set(compilers)))
+
+    @property
+    def packages(self):
+        return tuple(p for c in self.compilers for p in self.PACKAGES[c])
+
+    def primitives(self):
+        pairs = tuple(p for c in self.compilers for p in self.ENV[c])
+        return [Comment("graph compilers: %s" % ", ".join(self.compilers)), Env(pairs)] if pairs else []
+
+    def as_dict(self):
+        return {"block": self.title, "compilers": list(self.compilers)}
+
+
+class MpiLibrary(Block):
+    """An MPI library from the distribution (matches the host's ABI family for the hybrid model).
+
+    # Parameters
+
+    distro: ``debian12`` or ``ubuntu22.04`` (gives the packaged version).
+
+    library: ``openmpi`` or ``mpich``.
+
+    # Examples
+
+    ```python
+    MpiLibrary("openmpi")   # openmpi-bin libopenmpi-dev, version 4.1.4 on Debian 12
+    ```
+    """
+
+    title = "MPI library"
+    PACKAGES = {"openmpi": ("libopenmpi-dev", "openmpi-bin"), "mpich": ("libmpich-dev", "mpich")}
+    VERSIONS = {("openmpi", "debian12"): "4.1.4", ("mpich", "debian12"): "4.0.2",
+                ("openmpi", "ubuntu22.04"): "4.1.2", ("mpich", "ubuntu22.04"): "4.0"}
+
+    def __init__(self, library, distro="debian12"):
+        if library not in self.PACKAGES:
+            raise RecipeError("no recipe step is known for the MPI library %r (openmpi or mpich)" % library)
+        self.library = library
+        self.version = self.VERSIONS[(library, distro)]
+
+    @property
+    def packages(self):
+        return self.PACKAGES[self.library]
+
+    def primitives(self):
+        return [Comment("MPI: %s %s from the distribution" % (self.library, self.version))]
+
+    def as_dict(self):
+        return {"block": self.title, "library": self.library, "version": self.version}
+
+
+class Environment(Block):
+    """Environment variables of the image (names checked, values quoted by the writers).
+
+    # Parameters
+
+    variables: pairs (name, value).
+
+    # Examples
+
+    ```python
+    Environment([("OMP_PROC_BIND", "spread")])
+    ```
+    """
+
+    title = "environment"
+
+    def __init__(self, variables):
+        self.variables = tuple((check(ENV_NAME, k, "variable name"), check(ONE_LINE, v, "variable value"))
+                               for k, v in variables)
+
+    def primitives(self):
+        return [Env(self.variables)] if self.variables else []
+
+    def as_dict(self):
+        return {"block": self.title, "variables": dict(self.variables)}
+
+
+class Labels(Block):
+    """Labels describing every optimisation, named like the catalog's attributes (``modak.<attribute>``).
+
+    # Parameters
+
+    attributes: catalog attributes (framework, version, build, arch, isa, cpu_features, accelerator,
+    cuda, rocm, compilers, math, mpi, mpi_version, kind, name); lists become comma-separated text.
+
+    # Examples
+
+    ```python
+    Labels({"framework": "pytorch", "version": "2.5", "compilers": ["inductor"]})
+    # modak.compilers=inductor, modak.framework=pytorch, modak.version=2.5
+    ```
+    """
+
+    title = "labels"
+    PREFIX = "modak."
+
+    def __init__(self, attributes):
+        pairs = []
+        for key in sorted(attributes):
+            value = attributes[key]
+            if value is None or value == [] or value == ():
+                continue
+            if isinstance(value, (list, tuple)):
+                value = ",".join(str(v) for v in value)
+            name = check(LABEL_KEY, self.PREFIX + key, "label")
+            pairs.append((name, check(re.compile(r"^[A-Za-z0-9_.,:/@+-]{1,256}$"), value, "label value")))
+        self.pairs = tuple(pairs)
+
+    def primitives(self):
+        return [Label(self.pairs)]
+
+    def as_dict(self):
+        return {"block": self.title, "labels": dict(self.pairs)}
+
+
+class RunscriptBlock(Block):
+    """What the image runs: the given command, or ``default_argv`` when none is given.
+
+    # Parameters
+
+    default_argv: the command run without arguments (``python3`` for frameworks, ``/bin/sh`` otherwise).
+
+    # Examples
+
+    ```python
+    RunscriptBlock(["python3"])
+    ```
+    """
+
+    title = "runscript"
+
+    def __init__(self, default_argv):
+        self.default_argv = tuple(check(re.compile(r"^[A-Za-z0-9_./-]{1,256}$"), a, "runscript word")
+                                  for a in default_argv)
+
+    def primitives(self):
+        return [Runscript(self.default_argv)]
+
+    def as_dict(self):
+        return {"block": self.title, "default_argv": list(self.default_argv)}
+
+
+class TestSection(Block):
+    """Checks run at the end of the build (Singularity ``%test``, a final ``RUN`` in a Dockerfile).
+
+    # Parameters
+
+    commands: shell commands made from checked values.
+
+    # Examples
+
+    ```python
+    TestSection(["python3 -c 'import torch; print(torch.__version__)'"])
+    ```
+    """
+
+    title = "test"
+
+    def __init__(self, commands):
+        self.commands = tuple(check(ONE_LINE, c, "test command") for c in commands)
+
+    def primitives(self):
+        return [Test(self.commands)] if self.commands else []
+
+    def as_dict(self):
+        return {"block": self.title, "commands": list(self.commands)}

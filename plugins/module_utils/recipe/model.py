@@ -1,0 +1,226 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""One recipe model for every writer: an ordered list of building blocks derived from a JobRequest.
+
+``from_request(request)`` decides what the optimised image holds (base, framework and how it is
+installed, math libraries, graph compilers, MPI, environment) and describes each choice with a
+``modak.<attribute>`` label named like the catalog's attributes, so a built image can be put in a
+catalog (or discovered in a registry) and chosen by the matcher next time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from ansible_collections.sodalite.modak.plugins.module_utils import cpu, versions
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import blocks
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks import RecipeError
+
+# the version pinned when the DSL asks for "latest" (or gives no version)
+DEFAULT_VERSIONS = {"tensorflow": "2.15.1", "pytorch": "2.5.1", "keras": "3.3.3", "mxnet": "1.9.1",
+                    "jax": "0.4.30"}
+# archspec microarchitecture -> GCC flag
+MARCH = {"skylake_avx512": "skylake-avx512", "icelake": "icelake-server", "zen": "znver1", "zen2": "znver2",
+         "zen3": "znver3", "zen4": "znver4", "zen5": "znver5"}
+MCPU = {"neoverse_n1": "neoverse-n1", "neoverse_v1": "neoverse-v1", "neoverse_v2": "neoverse-v2", "a64fx": "a64fx",
+        "power9": "power9", "power10": "power10"}
+SOURCE_FRAMEWORKS = ("pytorch", "tensorflow")
+TORCH_INDEX = "https://download.pytorch.org/whl/"
+LABEL_HASH = "modak.recipe.sha256"
+# what distribution wheels and packages need of the CPU
+PORTABLE_ISA = {"x86_64": "x86-64-v2", "aarch64": "armv8.0-a", "ppc64le": "power9"}
+
+
+def march_flags(opt, profile):
+    """Compiler flags for the target: ``-march``/``-mtune`` (x86) or ``-mcpu`` (Arm, POWER)."""
+    if opt.cpu_microarch in MCPU:
+        return ["-mcpu=%s" % MCPU[opt.cpu_microarch]]
+    if opt.cpu_microarch:
+        name = MARCH.get(opt.cpu_microarch, opt.cpu_microarch)
+        return ["-march=%s" % name, "-mtune=%s" % name]
+    if profile.arch == "ppc64le":
+        return ["-mcpu=%s" % profile.isa]
+    return ["-march=%s" % profile.isa]
+
+
+class Recipe(object):
+    """An ordered list of blocks plus the catalog attributes they add up to."""
+
+    def __init__(self, name, blocks_, attributes):
+        self.name = name
+        self.blocks = list(blocks_)
+        self.attributes = dict(attributes)
+
+    @property
+    def base_image(self):
+        return self.blocks[0].image
+
+    def as_dict(self):
+        return {"name": self.name, "blocks": [b.as_dict() for b in self.blocks], "attributes": self.attributes}
+
+    @property
+    def sha256(self):
+        """Hash of the model (not of one format's text): the same for the definition file and the Dockerfile."""
+        text = json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    @property
+    def labels(self):
+        """Every label of the image, the recipe hash included."""
+        out = {}
+        for block in self.blocks:
+            if isinstance(block, blocks.Labels):
+                out.update(block.pairs)
+        out[LABEL_HASH] = self.sha256
+        return out
+
+    def primitives(self):
+        """The blocks' primitives, the recipe hash label appended to the labels."""
+        out = []
+        for block in self.blocks:
+            for prim in block.primitives():
+                if isinstance(prim, blocks.Label):
+                    prim = blocks.Label(prim.pairs + ((LABEL_HASH, self.sha256),))
+                out.append(prim)
+        return out
+
+    def catalog_entry(self, uri):
+        """The catalog entry (catalog/images.yaml form) of an image built from this recipe."""
+        entry = {"name": self.name, "uri": uri}
+        for key in ("framework", "version", "kind", "build", "arch", "isa", "accelerator", "cuda", "rocm", "app"):
+            if self.attributes.get(key) is not None:
+                entry[key] = self.attributes[key]
+        for key in ("cpu_features", "compilers", "math"):
+            if self.attributes.get(key):
+                entry[key] = list(self.attributes[key])
+        if self.attributes.get("mpi"):
+            entry["mpi"] = {"library": self.attributes["mpi"]}
+            if self.attributes.get("mpi_version"):
+                entry["mpi"]["version"] = self.attributes["mpi_version"]
+        entry["labels"] = {LABEL_HASH: self.sha256}
+        return entry
+
+
+def _framework_version(opt):
+    try:
+        request = versions.VersionRequest(opt.version)
+    except ValueError as exc:
+        raise RecipeError(str(exc))
+    if request.is_any:
+        return DEFAULT_VERSIONS.get(opt.framework, "1.0")
+    if request.prefix is None:
+        raise RecipeError("a recipe pins one version: give %s a version such as 2.5 or 2.5.1, not the range %r"
+                          % (opt.framework, opt.version))
+    return versions.render(request.prefix)
+
+
+def _full_version(framework, version):
+    """A source build needs a release: '2.5' -> the default release when it is on that line, else '2.5.0'."""
+    if version.count(".") >= 2:
+        return version
+    default = DEFAULT_VERSIONS.get(framework, "")
+    if default.startswith(version + "."):
+        return default
+    return version + ".0"
+
+
+def from_request(request, base_image=None):
+    """Derive the Recipe from a JobRequest that has an optimisation section."""
+    opt = request.opt
+    if opt is None:
+        raise RecipeError("a recipe needs the DSL's optimisation section (job.optimisation)")
+    profile = cpu.profile(opt.cpu_type, opt.cpu_isa, opt.cpu_microarch, opt.cpu_features)
+    accelerator = opt.accelerator if opt.accelerator in ("nvidia", "amd") else "none"
+    if opt.accelerator == "fpga":
+        raise RecipeError("no recipe is known for FPGA targets")
+    base = blocks.BaseImage(accelerator, cuda=opt.cuda_version if accelerator == "nvidia" else None,
+                            rocm=opt.rocm_version if accelerator == "amd" else None, image=base_image)
+    packages = ["ca-certificates"]
+    attrs = {"arch": profile.arch, "accelerator": accelerator,
+             "cuda": base.cuda, "rocm": base.rocm}
+    body, env = [], []
+    mpi_name = opt.mpi_library or ("openmpi" if opt.parallelisation == "mpi" else None)
+    mpi = blocks.MpiLibrary(mpi_name, base.distro) if mpi_name else None
+
+    if opt.framework:
+        version = _framework_version(opt)
+        packages.extend(["python3", "python3-venv", "python3-pip"])
+        body.append(blocks.PythonEnv())
+        baseline = PORTABLE_ISA.get(profile.arch, "x86-64")
+        optimised_cpu = bool(opt.cpu_microarch) or bool(
+            opt.cpu_isa and cpu.ISA_RANK.get(opt.cpu_isa, 0) > cpu.ISA_RANK.get(baseline, 0))
+        source = (opt.enable_opt_build and accelerator == "none" and optimised_cpu
+                  and opt.framework in SOURCE_FRAMEWORKS)
+        if source:
+            version = _full_version(opt.framework, version)
+            flags = march_flags(opt, profile)
+            packages.extend(["build-essential", "cmake", "git", "ninja-build"])
+            if opt.framework == "tensorflow":
+                packages.append("bazel-bootstrap")
+            body.append(blocks.FrameworkSource(opt.framework, version, flags))
+            base_features = cpu.ISA_FEATURES.get(profile.isa, frozenset())
+            attrs.update(build="optimised-source", isa=profile.isa,
+                         cpu_features=sorted(profile.features - base_features))
+        else:
+            index = None
+            if opt.framework == "pytorch":
+                index = TORCH_INDEX + ("cu%s" % "".join(base.cuda.split(".")[:2]) if accelerator == "nvidia" else
+                                       "rocm%s" % ".".join(base.rocm.split(".")[:2]) if accelerator == "amd" else
+                                       "cpu")
+            body.append(blocks.FrameworkPip(opt.framework, version, index_url=index))
+            attrs.update(build="optimised-pip", isa=baseline, cpu_features=[])
+        math = []
+        if accelerator == "nvidia":
+            math = ["cudnn"]
+        elif accelerator == "amd":
+            math = ["miopen"]
+        elif profile.arch == "x86_64":
+            math = ["mkl", "onednn"]
+        elif profile.arch == "aarch64":
+            math = ["onednn"]
+        if math:
+            instructions = {"x86-64-v3": "AVX2", "x86-64-v4": "AVX512"}.get(attrs["isa"])
+            body.append(blocks.MathLibs([m for m in math if m in ("mkl", "onednn")], framework=opt.framework,
+                                        instructions=instructions))
+        compilers = [c for c in opt.compilers if c in ("xla", "inductor")]
+        if opt.framework in ("tensorflow", "jax") and "xla" not in compilers:
+            compilers.append("xla")  # XLA ships with them; the label says so
+        if compilers:
+            gc = blocks.GraphCompiler(compilers)
+            packages.extend(gc.packages)
+            body.append(gc)
+        attrs.update(kind="framework", framework=opt.framework, version=version,
+                     compilers=sorted(compilers), math=sorted(math))
+        module = {"pytorch": "torch", "keras": "keras", "tensorflow": "tensorflow", "mxnet": "mxnet",
+                  "jax": "jax"}.get(opt.framework, opt.framework)
+        test = ["python3 -c 'import %s; print(%s.__version__)'" % (module, module)]
+        runscript = ["python3"]
+        arch_tag = ("cuda%s" % base.cuda if accelerator == "nvidia" else
+                    "rocm%s" % base.rocm if accelerator == "amd" else "cpu")
+        name = "modak-%s-%s-%s-%s" % (opt.framework, version, arch_tag, opt.cpu_microarch or attrs["isa"])
+    else:
+        attrs.update(build="optimised-pip", isa=PORTABLE_ISA.get(profile.arch, "x86-64"), cpu_features=[])
+        if mpi:
+            attrs.update(kind="mpi", framework=mpi.library, version=mpi.version)
+        else:
+            attrs.update(kind="application", framework="base", version="1",
+                         app=request.app.app_tag or "generic")
+        test = ["test -x /bin/sh"]
+        runscript = ["/bin/sh"]
+        name = "modak-%s-%s-%s" % (attrs["framework"], attrs["version"], attrs["isa"])
+    if mpi:
+        packages.extend(mpi.packages)
+        body.append(mpi)
+        attrs.update(mpi=mpi.library, mpi_version=mpi.version)
+        test.append("command -v mpirun")
+    if opt.omp_affinity:
+        env.append(("OMP_PROC_BIND", opt.omp_affinity))
+        env.append(("OMP_PLACES", "cores"))
+    out = [base, blocks.OsPackages(packages)] + body
+    if env:
+        out.append(blocks.Environment(env))
+    attrs["name"] = name
+    out.extend([blocks.Labels(attrs), blocks.RunscriptBlock(runscript), blocks.TestSection(test)])
+    return Recipe(name, out, attrs)

@@ -1,0 +1,228 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+"""Submit, follow and cancel one batch job: what the batch_job module does, without Ansible.
+
+The backends (slurm.py, pbs.py, local.py) build the argv; the Runner runs it with a timeout.
+A small ledger ``<chdir>/.modak/jobs.json`` remembers name -> (job id, content hash) so that
+PBS and local jobs, which carry no comment, are recognised on the next run too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+from ansible_collections.sodalite.modak.plugins.module_utils import files
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
+from ansible_collections.sodalite.modak.plugins.module_utils.submit import local, pbs, slurm
+from ansible_collections.sodalite.modak.plugins.module_utils.submit.runner import (
+    Runner, SubmitError, detect_scheduler, digest)
+
+SCHEDULERS = ("slurm", "pbspro", "torque", "local")
+LEDGER = "jobs.json"
+
+
+@dataclass
+class Request:
+    script: Optional[str] = None
+    scheduler: Optional[str] = None
+    state: str = "submitted"
+    job_id: Optional[str] = None
+    wait: bool = False
+    wait_timeout: int = 3600
+    poll_interval: float = 5
+    chdir: Optional[str] = None
+    extra_args: List[str] = field(default_factory=list)
+    force: bool = False
+    rerun: bool = True
+    fail_on_job_error: bool = True
+    command_timeout: int = 30
+    check_mode: bool = False
+
+
+class JobFailed(SubmitError):
+    """The job ended badly (or a wait ran out); the result is attached."""
+
+    def __init__(self, message, result):
+        super(JobFailed, self).__init__(message, cmd=result.get("cmd"))
+        self.result = result
+
+
+def _read(path):
+    try:
+        with open(path, "r", encoding="utf-8") as handle:
+            return handle.read()
+    except (IOError, OSError) as exc:
+        raise SubmitError("cannot read the job script %s: %s" % (path, exc.strerror or exc))
+    except UnicodeDecodeError:
+        raise SubmitError("the job script %s is not UTF-8 text" % path)
+
+
+def _local_name(script):
+    base = os.path.basename(script)
+    return base.rsplit(".", 1)[0] if "." in base[1:] else base
+
+
+class Job(object):
+    """One run of the module: the request, its backend, and the result being built."""
+
+    def __init__(self, req):
+        self.req = req
+        self.text = _read(req.script) if req.script else ""
+        if req.scheduler:
+            self.scheduler = req.scheduler
+        elif req.script:
+            self.scheduler = detect_scheduler(self.text)
+        else:
+            raise SubmitError("scheduler is required when no script is given")
+        if self.scheduler not in SCHEDULERS:
+            raise SubmitError("unknown scheduler %r (known: %s)" % (self.scheduler, ", ".join(SCHEDULERS)))
+        self.chdir = req.chdir or (os.path.dirname(os.path.abspath(req.script)) if req.script else os.getcwd())
+        if not os.path.isdir(self.chdir):
+            raise SubmitError("chdir %s is not a directory" % self.chdir)
+        self.runner = Runner(timeout=req.command_timeout, cwd=self.chdir)
+        self.digest = digest(self.text, req.extra_args) if req.script else None
+        script = os.path.abspath(req.script) if req.script else None
+        if self.scheduler == "slurm":
+            self.name = slurm.job_name(self.text, script, req.extra_args) if script else None
+            self.backend = slurm.Slurm(self.runner)
+        elif self.scheduler in ("pbspro", "torque"):
+            self.name = (pbs.job_name(self.text, script, req.extra_args) or os.path.basename(script)) if script else None
+            self.backend = pbs.Pbs(self.runner, self.scheduler, script, self.name)
+        else:
+            self.name = _local_name(script) if script else None
+            self.backend = local.Local(self.runner, self.chdir, self.name or "job")
+        self.script = script
+        self.result = {"changed": False, "job_id": None, "state": None, "exit_code": None, "stdout_path": None,
+                       "stderr_path": None, "elapsed": None, "cmd": [], "scheduler": self.scheduler,
+                       "job_name": self.name}
+
+    # -- the ledger ---------------------------------------------------------------------------------
+    def _ledger_path(self):
+        return os.path.join(self.chdir, local.STATE_DIR, LEDGER)
+
+    def _ledger(self):
+        try:
+            with open(self._ledger_path(), "r", encoding="utf-8") as handle:
+                data = json.load(handle)
+            return data if isinstance(data, dict) else {}
+        except (IOError, OSError, ValueError):
+            return {}
+
+    def _remember(self, job_id):
+        data = self._ledger()
+        data["%s/%s" % (self.scheduler, self.name)] = {"job_id": job_id, "digest": self.digest,
+                                                       "script": self.script, "submitted": int(time.time())}
+        try:
+            files.ensure_dir(os.path.dirname(self._ledger_path()))
+            files.write_atomic(self._ledger_path(), json.dumps(data, indent=1, sort_keys=True) + "\n", mode=0o644)
+        except OutputError:
+            pass  # the ledger helps idempotence; a read-only chdir must not fail a submitted job
+
+    def _recorded(self):
+        entry = self._ledger().get("%s/%s" % (self.scheduler, self.name))
+        if entry and entry.get("digest") == self.digest:
+            return str(entry.get("job_id"))
+        return None
+
+    # -- steps --------------------------------------------------------------------------------------
+    def _status(self, job_id):
+        status = self.backend.status(job_id)
+        self.result.update(job_id=status.job_id, state=status.state, exit_code=status.exit_code,
+                           stdout_path=status.stdout_path, stderr_path=status.stderr_path, elapsed=status.elapsed)
+        return status
+
+    def existing(self):
+        """The job id of the same job (name and content) that must not be submitted again, or None."""
+        if self.req.force:
+            return None
+        if self.scheduler == "slurm":
+            found = self.backend.find_active(self.name, self.digest)
+            if found:
+                return found
+        recorded = self._recorded()
+        if recorded:
+            try:
+                status = self.backend.status(recorded)
+            except SubmitError:
+                return None
+            if status.active or not self.req.rerun:
+                return recorded
+        return None
+
+    def follow(self, status):
+        """Poll until the job leaves the queue, or fail when wait_timeout runs out."""
+        deadline = time.time() + self.req.wait_timeout
+        while status.active:
+            if time.time() >= deadline:
+                raise JobFailed("job %s is still %s after wait_timeout=%s s" % (status.job_id, status.state,
+                                                                              self.req.wait_timeout), self.result)
+            time.sleep(min(self.req.poll_interval, max(0.05, deadline - time.time())))
+            status = self._status(status.job_id)
+        return status
+
+    def submitted(self):
+        if not self.script:
+            raise SubmitError("script is required with state=submitted")
+        found = self.existing()
+        if found:
+            status = self._status(found)
+            self.result["msg"] = "job %s (same name and content) is %s: not submitted again" % (found, status.state)
+        elif self.req.check_mode:
+            if hasattr(self.backend, "test_only"):
+                self.result["msg"] = self.backend.test_only(self.script, self.req.extra_args)
+            else:
+                self.result["msg"] = "check mode: %s would be submitted with qsub" % self.script
+            self.result.update(changed=True, cmd=self.runner.last)
+            return self.result
+        else:
+            job_id = self.backend.submit(self.script, self.req.extra_args, self.digest)
+            self.result.update(changed=True, cmd=self.runner.last)
+            self._remember(job_id)
+            status = self._status(job_id)
+            self.result["msg"] = "job %s submitted" % job_id
+        if self.req.wait:
+            status = self.follow(status)
+        if not status.active and status.state != "COMPLETED" and self.req.fail_on_job_error:
+            code = "" if status.exit_code is None else " with exit code %s" % status.exit_code
+            raise JobFailed("job %s ended %s%s" % (status.job_id, status.state, code), self.result)
+        return self.result
+
+    def absent(self):
+        job_id = self.req.job_id
+        if not job_id and self.script:
+            if self.scheduler == "slurm":
+                job_id = self.backend.find_active(self.name, self.digest)
+            job_id = job_id or self._recorded()
+        if not job_id:
+            self.result["msg"] = "no job to cancel"
+            return self.result
+        status = self._status(job_id)
+        if not status.active:
+            self.result["msg"] = "job %s has already ended (%s)" % (job_id, status.state)
+            return self.result
+        self.result["changed"] = True
+        if self.req.check_mode:
+            self.result.update(msg="check mode: job %s would be cancelled" % job_id)
+            return self.result
+        self.backend.cancel(job_id)
+        self.result["cmd"] = self.runner.last
+        status = self._status(job_id)
+        if self.req.wait:
+            status = self.follow(status)
+        self.result["msg"] = "job %s cancelled (%s)" % (job_id, status.state)
+        return self.result
+
+    def execute(self):
+        if self.req.state == "absent":
+            return self.absent()
+        return self.submitted()
+
+
+def run(req):
+    """Run the request; returns the result dict or raises SubmitError / JobFailed."""
+    return Job(req).execute()

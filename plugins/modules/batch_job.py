@@ -1,0 +1,251 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: batch_job
+short_description: Submit, follow and cancel batch jobs on Slurm, PBS Pro, Torque or locally
+version_added: "0.1.0"
+description:
+  - Submits a job script to a batch scheduler (C(sbatch --parsable) on Slurm, C(qsub) on PBS Pro and Torque)
+    or runs it with bash in the background (O(scheduler=local)), optionally waits until it leaves the queue,
+    and reports its state and exit code in the scheduler's own words.
+  - Slurm jobs are followed with C(scontrol show job -o) and, once the controller has forgotten them, with
+    C(sacct) or C(sacct -c) (the job-completion log). PBS jobs are followed with C(qstat -f)
+    (C(qstat -x -f) on PBS Pro).
+  - Idempotent. A job with the same name and the same script content (and O(extra_args)) that is still
+    pending or running is not submitted again unless O(force=true). On Slurm the content hash travels
+    in the job's comment (C(--comment=modak:<sha256>)); for every scheduler it is also recorded in
+    C(<chdir>/.modak/jobs.json).
+  - Every scheduler command runs as an argument list, never through a shell, with a timeout
+    (O(command_timeout)), so a scheduler that does not answer gives an error instead of a hang.
+author:
+  - modak developers
+attributes:
+  check_mode:
+    support: full
+    details: On Slurm, check mode runs C(sbatch --test-only), which submits nothing; for local jobs it runs C(bash -n).
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+options:
+  script:
+    description:
+      - Path of the job script on the host.
+      - Required with O(state=submitted). With O(state=absent) and no O(job_id), the running job with this
+        script's name and content is cancelled.
+    type: path
+  scheduler:
+    description:
+      - The scheduler to use.
+      - Default is read from the script's directives. C(#SBATCH) means V(slurm), C(#PBS) with C(select=) means
+        V(pbspro), any other C(#PBS) means V(torque), and no directives means V(local).
+    type: str
+    choices: [slurm, pbspro, torque, local]
+  state:
+    description:
+      - V(submitted) submits the job (unless the same job is already queued or running).
+      - V(absent) cancels the job (C(scancel), C(qdel), or a signal to the local process group).
+    type: str
+    choices: [submitted, absent]
+    default: submitted
+  job_id:
+    description:
+      - The job to cancel with O(state=absent).
+    type: str
+  wait:
+    description:
+      - Wait until the job has left the queue (ended, failed or was cancelled).
+    type: bool
+    default: false
+  wait_timeout:
+    description:
+      - Seconds to wait when O(wait=true); the task fails when the job is still queued or running then.
+    type: int
+    default: 3600
+  poll_interval:
+    description:
+      - Seconds between two status queries while waiting.
+    type: float
+    default: 5
+  chdir:
+    description:
+      - Directory the scheduler commands run in (the job's submit directory, where relative output paths
+        point). Default is the directory of O(script).
+    type: path
+  extra_args:
+    description:
+      - Extra arguments for C(sbatch) or C(qsub), put before the script, one list item per argument.
+    type: list
+    elements: str
+    default: []
+  force:
+    description:
+      - Submit even when the same job (name and content) is still pending or running.
+    type: bool
+    default: false
+  rerun:
+    description:
+      - When V(false), a job with the same name and content that was submitted before from O(chdir) is not
+        submitted again even when it has ended; its last state is reported instead. Roles use this to make a
+        second run change nothing.
+    type: bool
+    default: true
+  fail_on_job_error:
+    description:
+      - Fail the task when the job ended in any state other than C(COMPLETED) (for example C(FAILED),
+        C(TIMEOUT), C(CANCELLED)). With V(false) the state and exit code are only reported.
+    type: bool
+    default: true
+  command_timeout:
+    description:
+      - Seconds one scheduler command (C(sbatch), C(squeue), C(qstat)...) may take before the task fails with
+        a clear error.
+    type: int
+    default: 30
+notes:
+  - The PBS wrappers of Slurm (Debian package C(slurm-wlm-torque)) print no exit status in C(qstat -f); jobs
+    submitted through them are reported C(COMPLETED) with RV(exit_code=null) once they have left the queue.
+  - Local jobs have the process id as job id; their output goes to C(<chdir>/<name>.o<id>) and
+    C(<chdir>/<name>.e<id>), their exit code to C(<chdir>/.modak/<id>.rc).
+seealso:
+  - module: sodalite.modak.optimise
+"""
+
+EXAMPLES = r"""
+- name: Submit a Slurm job and wait for it
+  sodalite.modak.batch_job:
+    script: /scratch/alice/jobs/train.sbatch
+    wait: true
+    wait_timeout: 7200
+    poll_interval: 30
+  register: job
+
+- name: Show where the output went
+  ansible.builtin.debug:
+    msg: "job {{ job.job_id }} {{ job.state }} (exit {{ job.exit_code }}), output in {{ job.stdout_path }}"
+
+- name: Submit to another partition, keep going when the job fails
+  sodalite.modak.batch_job:
+    script: /scratch/alice/jobs/train.sbatch
+    extra_args: [--partition=gpu, --time=01:00:00]
+    wait: true
+    fail_on_job_error: false
+
+- name: Submit a PBS script through qsub
+  sodalite.modak.batch_job:
+    script: /home/alice/jobs/solver.pbs
+    scheduler: torque
+
+- name: Cancel a job
+  sodalite.modak.batch_job:
+    job_id: "{{ job.job_id }}"
+    scheduler: slurm
+    state: absent
+    wait: true
+"""
+
+RETURN = r"""
+job_id:
+  description: The scheduler's job id (the process id for local jobs); null in check mode when nothing ran.
+  returned: always
+  type: str
+  sample: "4242"
+state:
+  description:
+    - The job's state in the scheduler's words, for example C(PENDING), C(RUNNING), C(COMPLETED), C(FAILED),
+      C(TIMEOUT), C(CANCELLED), C(OUT_OF_MEMORY); PBS letters are spelled out (C(Q) is C(QUEUED)).
+    - Null in check mode when nothing was submitted.
+  returned: always
+  type: str
+  sample: COMPLETED
+exit_code:
+  description: The job's exit code once it has ended (128 + signal when a signal ended it); null while it runs or when
+    the scheduler does not tell.
+  returned: always
+  type: int
+  sample: 0
+stdout_path:
+  description: Path of the job's standard output file on the host, when known.
+  returned: always
+  type: str
+  sample: /scratch/alice/jobs/train-4242.out
+stderr_path:
+  description: Path of the job's standard error file on the host, when known (the same as RV(stdout_path) when joined).
+  returned: always
+  type: str
+  sample: /scratch/alice/jobs/train-4242.out
+elapsed:
+  description: Seconds the job has run, when known.
+  returned: always
+  type: int
+  sample: 93
+cmd:
+  description: The argument list of the command that changed something (submit or cancel; C(sbatch --test-only) in
+    check mode); empty when nothing was run.
+  returned: always
+  type: list
+  elements: str
+  sample: [sbatch, --parsable, "--comment=modak:0f3c...", /scratch/alice/jobs/train.sbatch]
+scheduler:
+  description: The scheduler used (given or read from the script).
+  returned: always
+  type: str
+  sample: slurm
+job_name:
+  description: The job's name (from the directives, the extra arguments, or the script's file name).
+  returned: always
+  type: str
+  sample: train
+msg:
+  description: What happened, in one line.
+  returned: always
+  type: str
+  sample: job 4242 submitted
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.sodalite.modak.plugins.module_utils.submit.job import Request, JobFailed, SubmitError, run
+
+ARGUMENT_SPEC = dict(
+    script=dict(type="path"),
+    scheduler=dict(type="str", choices=["slurm", "pbspro", "torque", "local"]),
+    state=dict(type="str", default="submitted", choices=["submitted", "absent"]),
+    job_id=dict(type="str"),
+    wait=dict(type="bool", default=False),
+    wait_timeout=dict(type="int", default=3600),
+    poll_interval=dict(type="float", default=5),
+    chdir=dict(type="path"),
+    extra_args=dict(type="list", elements="str", default=[]),
+    force=dict(type="bool", default=False),
+    rerun=dict(type="bool", default=True),
+    fail_on_job_error=dict(type="bool", default=True),
+    command_timeout=dict(type="int", default=30),
+)
+
+
+def main():
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
+                           required_if=[("state", "submitted", ("script",))],
+                           required_one_of=[("script", "job_id")])
+    params = dict((key, module.params[key]) for key in ARGUMENT_SPEC)
+    try:
+        result = run(Request(check_mode=module.check_mode, **params))
+    except JobFailed as exc:
+        result = dict(exc.result, msg=str(exc))
+        module.fail_json(**result)
+    except SubmitError as exc:
+        module.fail_json(msg=str(exc), cmd=exc.cmd or [], rc=exc.rc, stdout=exc.stdout, stderr=exc.stderr)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

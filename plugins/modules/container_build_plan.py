@@ -1,0 +1,166 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: container_build_plan
+short_description: Plan a container image build (exact command lines and a Slurm build job script)
+version_added: "0.1.0"
+description:
+  - Returns the argv lists that build a recipe into an image with Apptainer, Singularity, podman, buildah or
+    Charliecloud, inspect an existing image for its C(modak.recipe.sha256) label, put a finished SIF in place and
+    push the image (C(docker://) with podman/buildah, C(oras://) for SIF files), plus a Slurm job script that runs
+    the build on a compute node.
+  - Changes nothing; the P(sodalite.modak.container_build#role) role runs the commands.
+options:
+  engine:
+    description: Build tool.
+    type: str
+    choices: [apptainer, singularity, podman, buildah, charliecloud]
+    required: true
+  recipe:
+    description: Path of the recipe (definition file for Apptainer/Singularity, Dockerfile otherwise).
+    type: path
+    required: true
+  image:
+    description:
+      - The image to build, a C(.sif) path for Apptainer/Singularity,
+        else an image name such as C(localhost/modak/x:tag).
+    type: str
+    required: true
+  context:
+    description: Build context directory (also the job script's working directory).
+    type: path
+    default: .
+  fakeroot:
+    description: Build with C(--fakeroot) (Apptainer/Singularity, unprivileged users).
+    type: bool
+    default: false
+  recipe_sha256:
+    description: Hash of the recipe model, stored as the C(modak.recipe.sha256) label by podman/buildah.
+    type: str
+  push_to:
+    description: Where to push the image, C(docker://host/repo:tag) or C(oras://host/repo:tag).
+    type: str
+  tls_verify:
+    description: Verify the registry's TLS certificate when pushing.
+    type: bool
+    default: true
+  job_name:
+    description: Name of the Slurm build job.
+    type: str
+    default: modak-build
+  cpus:
+    description: CPUs of the Slurm build job.
+    type: int
+    default: 8
+  walltime:
+    description: Time limit of the Slurm build job, HH:MM:SS.
+    type: str
+    default: "04:00:00"
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: none
+author:
+  - modak developers
+"""
+
+EXAMPLES = r"""
+- name: Plan an unprivileged Apptainer build
+  sodalite.modak.container_build_plan:
+    engine: apptainer
+    recipe: /scratch/recipes/Singularity.def
+    image: /scratch/images/modak-pytorch.sif
+    fakeroot: true
+    push_to: oras://registry.example.org/modak/pytorch:2.5
+"""
+
+RETURN = r"""
+build_argv:
+  description: The build command.
+  returned: success
+  type: list
+  elements: str
+  sample: [apptainer, build, --fakeroot, --force, /scratch/images/x.sif.partial, /scratch/recipes/Singularity.def]
+finalise_argv:
+  description: Moves a finished SIF over the previous one (Apptainer/Singularity only).
+  returned: success
+  type: list
+  elements: str
+  sample: [mv, -f, /scratch/images/x.sif.partial, /scratch/images/x.sif]
+inspect_argv:
+  description: Prints the labels of an existing image; its output holds the recipe hash when the image is current.
+  returned: success
+  type: list
+  elements: str
+  sample: [apptainer, inspect, --labels, /scratch/images/x.sif]
+push_argv:
+  description: The push command, or null without O(push_to).
+  returned: success
+  type: list
+  elements: str
+  sample: [apptainer, push, /scratch/images/x.sif, "oras://registry.example.org/modak/pytorch:2.5"]
+remote_inspect_argv:
+  description: Prints the recipe hash of the image already at O(push_to) (C(docker://) only), else null.
+  returned: success
+  type: list
+  elements: str
+  sample: [skopeo, inspect, --tls-verify=true, --format, '{{ index .Labels "modak.recipe.sha256" }}', "docker://r/x:1"]
+partial:
+  description: Path the SIF is built to before it replaces the previous image, or null.
+  returned: success
+  type: str
+  sample: /scratch/images/x.sif.partial
+job_script:
+  description: A Slurm job script that runs the build, the move and the push on a compute node.
+  returned: success
+  type: str
+  sample: "#!/bin/bash\n#SBATCH --job-name=modak-build\n..."
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.sodalite.modak.plugins.module_utils import build_commands
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            engine=dict(type="str", required=True, choices=list(build_commands.ENGINES)),
+            recipe=dict(type="path", required=True),
+            image=dict(type="str", required=True),
+            context=dict(type="path", default="."),
+            fakeroot=dict(type="bool", default=False),
+            recipe_sha256=dict(type="str"),
+            push_to=dict(type="str"),
+            tls_verify=dict(type="bool", default=True),
+            job_name=dict(type="str", default="modak-build"),
+            cpus=dict(type="int", default=8),
+            walltime=dict(type="str", default="04:00:00"),
+        ),
+        supports_check_mode=True,
+    )
+    p = module.params
+    try:
+        result = build_commands.plan(p["engine"], p["recipe"], p["image"], context=p["context"],
+                                     fakeroot=p["fakeroot"], recipe_sha256=p["recipe_sha256"], push_to=p["push_to"],
+                                     tls_verify=p["tls_verify"], job_name=p["job_name"], cpus=p["cpus"],
+                                     walltime=p["walltime"])
+    except ModakError as exc:
+        module.fail_json(msg=str(exc))
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()

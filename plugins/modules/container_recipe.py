@@ -1,0 +1,190 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+DOCUMENTATION = r"""
+---
+module: container_recipe
+short_description: Write an optimised container recipe (Singularity definition file and Dockerfile) from the DSL
+version_added: "0.1.0"
+description:
+  - Derives one recipe model from a MODAK optimisation DSL document (base image, OS packages, framework
+    installed with pip at a pinned version or built from source with C(-march) for the target, math libraries,
+    graph-compiler enablement, MPI, environment, labels, runscript and test section) and writes it as a
+    Singularity/Apptainer definition file and/or a Dockerfile.
+  - Every optimisation is described by a C(modak.<attribute>) label named like the catalog's attributes, plus
+    C(modak.recipe.sha256), the hash of the recipe model, used by the P(sodalite.modak.container_build#role) role
+    to skip builds of an image that already exists.
+  - Every DSL value that reaches a recipe is checked against a strict pattern or quoted; no template engine is used.
+options:
+  dsl:
+    description:
+      - The DSL document, as a dictionary or as JSON/YAML text.
+      - Exactly one of O(dsl) and O(dsl_file) is required.
+    type: raw
+  dsl_file:
+    description:
+      - Path of a DSL document (JSON or YAML) on the managed host.
+    type: path
+  output_dir:
+    description:
+      - Directory the recipes are written to (created when missing). Files are written atomically, only inside it.
+    type: path
+    required: true
+  formats:
+    description:
+      - Which recipes to write.
+    type: list
+    elements: str
+    choices: [singularity, docker]
+    default: [singularity, docker]
+  base_image:
+    description:
+      - Replace the base image chosen from the DSL (for example a site's mirror of C(debian:bookworm-slim)).
+    type: str
+attributes:
+  check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
+    support: full
+  diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
+    support: full
+notes:
+  - Idempotent; a second run with the same input reports no change.
+seealso:
+  - module: sodalite.modak.container_build_plan
+author:
+  - modak developers
+"""
+
+EXAMPLES = r"""
+- name: Write the recipes for a PyTorch training job
+  sodalite.modak.container_recipe:
+    dsl_file: examples/pytorch-cpu.yml
+    output_dir: /tmp/modak/recipes
+
+- name: Only a Dockerfile, on a local base image
+  sodalite.modak.container_recipe:
+    dsl: "{{ lookup('ansible.builtin.file', 'job.yml') | from_yaml }}"
+    output_dir: /tmp/modak/recipes
+    formats: [docker]
+    base_image: localhost/debian:bookworm-slim
+"""
+
+RETURN = r"""
+recipes:
+  description: Path of each written recipe, by format.
+  returned: success
+  type: dict
+  sample: {singularity: /tmp/modak/recipes/Singularity.def, docker: /tmp/modak/recipes/Dockerfile}
+base_image:
+  description: The base image of the recipe.
+  returned: success
+  type: str
+  sample: debian:bookworm-slim
+labels:
+  description: The image labels, named C(modak.<catalog attribute>), with C(modak.recipe.sha256).
+  returned: success
+  type: dict
+  sample:
+    modak.framework: pytorch
+    modak.version: "2.5"
+    modak.recipe.sha256: 2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae
+recipe_name:
+  description: Name of the image the recipe describes (also its catalog name).
+  returned: success
+  type: str
+  sample: modak-pytorch-2.5-cpu-x86-64-v2
+recipe_sha256:
+  description: Hash of the recipe model; the same for every format.
+  returned: success
+  type: str
+  sample: 2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae
+catalog_attributes:
+  description: The catalog attributes the recipe gives the image.
+  returned: success
+  type: dict
+  sample: {framework: pytorch, version: "2.5", build: optimised-pip, isa: x86-64-v2}
+catalog_entry:
+  description: The catalog entry of an image built from the recipe; its C(uri) is null until the image has one.
+  returned: success
+  type: dict
+  sample: {name: modak-pytorch-2.5-cpu-x86-64-v2, uri: null, framework: pytorch, version: "2.5"}
+"""
+
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+try:
+    import yaml  # noqa: F401  pylint: disable=unused-import
+    HAS_YAML = True
+    YAML_ERROR = None
+except ImportError:
+    HAS_YAML = False
+    YAML_ERROR = traceback.format_exc()
+
+try:
+    import jsonschema  # noqa: F401  pylint: disable=unused-import
+    HAS_JSONSCHEMA = True
+    JSONSCHEMA_ERROR = None
+except ImportError:
+    HAS_JSONSCHEMA = False
+    JSONSCHEMA_ERROR = traceback.format_exc()
+
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
+
+
+def run(module):
+    params = module.params
+    if params["dsl_file"]:
+        try:
+            document = dsl.load_file(params["dsl_file"])
+        except (IOError, OSError) as exc:
+            module.fail_json(msg="cannot read dsl_file %s: %s" % (params["dsl_file"], exc))
+    elif isinstance(params["dsl"], (dict, list)):
+        document = params["dsl"]
+    else:
+        document = dsl.loads(str(params["dsl"]))
+    result = generate.write(document, params["output_dir"], params["formats"], params["base_image"],
+                            check_mode=module.check_mode)
+    diff = result.pop("diff")
+    if module._diff:
+        result["diff"] = diff
+    return result
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            dsl=dict(type="raw"),
+            dsl_file=dict(type="path"),
+            output_dir=dict(type="path", required=True),
+            formats=dict(type="list", elements="str", choices=["singularity", "docker"],
+                         default=["singularity", "docker"]),
+            base_image=dict(type="str"),
+        ),
+        mutually_exclusive=[("dsl", "dsl_file")],
+        required_one_of=[("dsl", "dsl_file")],
+        supports_check_mode=True,
+    )
+    if not HAS_YAML:
+        module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_ERROR)
+    if not HAS_JSONSCHEMA:
+        module.fail_json(msg=missing_required_lib("jsonschema"), exception=JSONSCHEMA_ERROR)
+    try:
+        result = run(module)
+    except ModakError as exc:
+        module.fail_json(msg=str(exc))
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

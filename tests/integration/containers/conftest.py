@@ -1,0 +1,111 @@
+"""Real container parts for the tests: podman/buildah (runc), a local registry and a busybox base.
+
+Session fixtures install what is missing (Debian packages), write containers.conf (the two settings
+this machine needs, see the feasibility notes), start Debian's docker-registry by hand (no systemd)
+on 127.0.0.1 and a free port, and build a tiny base image from busybox-static (Docker Hub is not
+reachable). The base carries stand-ins for apt-get, python3 and pip that log what they are asked to
+do, so a generated Dockerfile builds offline in seconds; the log is checked by the tests.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+
+import pytest
+import requests
+
+PACKAGES = ("podman", "buildah", "runc", "busybox-static", "docker-registry", "skopeo")
+CONTAINERS_CONF = """[containers]
+default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]
+
+[engine]
+runtime = "runc"
+"""
+BASE = "localhost/modak-test-base:latest"
+STANDIN = """#!/bin/sh
+echo "$(basename "$0") $*" >> /var/log/modak-standin.log
+if [ "$(basename "$0")" = python3 ] && [ "$1" = -m ] && [ "$2" = venv ]; then
+  mkdir -p "$3/bin" && ln -sf /usr/bin/pip "$3/bin/pip"
+fi
+if [ "$(basename "$0")" = python3 ] && [ "$1" = -c ]; then echo 2.6.0; fi
+exit 0
+"""
+APPLETS = ("sh", "cat", "echo", "ls", "mkdir", "rm", "ln", "test", "[", "basename", "env", "id", "true")
+
+
+def _run(argv, **kw):
+    return subprocess.run(argv, check=True, capture_output=True, text=True, **kw)
+
+
+@pytest.fixture(scope="session")
+def container_tools():
+    if os.geteuid() != 0:
+        pytest.skip("the container tests need root (rootful podman, apt-get)")
+    missing = [p for p in PACKAGES if subprocess.run(["dpkg", "-s", p], capture_output=True).returncode != 0]
+    if missing:
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends"] + list(PACKAGES),
+                       check=True, env=env, capture_output=True)
+    os.makedirs("/etc/containers", exist_ok=True)
+    conf = "/etc/containers/containers.conf"
+    current = open(conf).read() if os.path.exists(conf) else ""
+    if 'runtime = "runc"' not in current or "nofile=1024:1024" not in current:
+        with open(conf, "w") as handle:
+            handle.write(CONTAINERS_CONF)
+    return True
+
+
+def _free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def registry(container_tools, tmp_path_factory):
+    """Debian's docker-registry on 127.0.0.1 (a free port: other test runs may share the machine)."""
+    port = int(os.environ.get("MODAK_TEST_REGISTRY_PORT") or _free_port())
+    work = tmp_path_factory.mktemp("registry")
+    config = work / "config.yml"
+    config.write_text("version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\n"
+                      "  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:%d\n" % (work / "data", port))
+    log = open(work / "registry.log", "w")
+    proc = subprocess.Popen(["docker-registry", "serve", str(config)], stdout=log, stderr=subprocess.STDOUT)
+    url = "http://127.0.0.1:%d" % port
+    for _ in range(100):
+        try:
+            if requests.get(url + "/v2/", timeout=1).status_code == 200:
+                break
+        except requests.RequestException:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail("docker-registry did not start: %s" % (work / "registry.log").read_text())
+    yield {"url": url, "host": "127.0.0.1:%d" % port}
+    proc.terminate()
+    proc.wait(timeout=10)
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def busybox_base(container_tools, tmp_path_factory):
+    """A tiny local base image: busybox-static plus logging stand-ins for apt-get, python3 and pip."""
+    root = tmp_path_factory.mktemp("bb") / "rootfs"
+    for d in ("bin", "usr/bin", "etc", "tmp", "var/log", "opt"):
+        (root / d).mkdir(parents=True)
+    shutil.copy("/bin/busybox", root / "bin" / "busybox")
+    for applet in APPLETS:
+        os.symlink("busybox", root / "bin" / applet)
+    for tool in ("apt-get", "python3", "pip"):
+        path = root / "usr" / "bin" / tool
+        path.write_text(STANDIN)
+        path.chmod(0o755)
+    tar = root.parent / "bb.tar"
+    _run(["tar", "-C", str(root), "-cf", str(tar), "."])
+    _run(["podman", "import", "--change", "ENV PATH=/usr/bin:/bin", str(tar), BASE])
+    return BASE

@@ -1,0 +1,101 @@
+"""A real single-node Slurm cluster (with the PBS wrappers) for the tests in this folder.
+
+The session fixture ``slurm`` runs start-slurm.sh, which installs the Debian packages when they are
+missing and starts munged, slurmctld and slurmd on 127.0.0.1. It needs root and apt-get; without them
+the tests fail with a message that says so (they are never skipped).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import textwrap
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+ROOT = os.path.dirname(ROOT)
+START = os.path.join(HERE, "start-slurm.sh")
+STOP = os.path.join(HERE, "stop-slurm.sh")
+PLAYBOOK = os.path.join(ROOT, ".venv", "bin", "ansible-playbook")
+# the node announces more CPUs and memory than this machine has (config_overrides) so that the
+# examples' requests fit; jobs share the real cores
+CLUSTER_CPUS = 16
+CLUSTER_MEM_MB = 131072
+
+
+def example_partitions():
+    """Partition names the examples ask for, so that the test cluster has them."""
+    from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipeline
+    from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
+    catalog = ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml"))
+    names = set()
+    for name in sorted(os.listdir(os.path.join(ROOT, "examples"))):
+        doc = dsl.load_file(os.path.join(ROOT, "examples", name))
+        doc["job"].setdefault("target", {})["job_scheduler_type"] = "slurm"
+        result = pipeline.optimise(doc, catalog)
+        for line in result.script.directives:
+            match = re.match(r"^#SBATCH --partition=(\S+)$", line)
+            if match and match.group(1) != "debug":
+                names.add(match.group(1))
+    return sorted(names)
+
+
+def start_slurm(clean=True):
+    env = dict(os.environ, SLURM_CPUS=str(CLUSTER_CPUS), SLURM_MEM_MB=str(CLUSTER_MEM_MB),
+               SLURM_PARTITIONS=" ".join(example_partitions()), SLURM_CLEAN="1" if clean else "0")
+    proc = subprocess.run(["bash", START], env=env, capture_output=True, text=True, timeout=600, check=False)
+    if proc.returncode != 0:
+        pytest.fail("start-slurm.sh failed (rc %d):\n%s\n%s" % (proc.returncode, proc.stdout, proc.stderr),
+                    pytrace=False)
+    return proc.stdout
+
+
+@pytest.fixture(scope="session")
+def slurm():
+    if os.geteuid() != 0:
+        pytest.fail("the Slurm tests start a real cluster and must run as root", pytrace=False)
+    # stop first: a running slurmctld keeps its old configuration (node size, partitions)
+    subprocess.run(["bash", STOP], capture_output=True, timeout=60, check=False)
+    start_slurm()
+    yield {"cpus": CLUSTER_CPUS, "start": start_slurm}
+    subprocess.run(["bash", STOP], capture_output=True, timeout=60, check=False)
+
+
+class Play(object):
+    """Runs tasks through the real ansible-playbook from the checkout's root; returns registered results."""
+
+    def __init__(self, tmp_path):
+        self.tmp = tmp_path
+        self.count = 0
+
+    def __call__(self, tasks, extra_vars=None, playbook=None, check=False, timeout=300):
+        self.count += 1
+        out = self.tmp / ("result-%d.json" % self.count)
+        if playbook is None:
+            playbook = self.tmp / ("play-%d.yml" % self.count)
+            body = ("- hosts: localhost\n  connection: local\n  gather_facts: false\n  tasks:\n"
+                    + textwrap.indent(textwrap.dedent(tasks), "    ")
+                    + "    - name: Save the results\n      check_mode: false\n      ansible.builtin.copy:\n"
+                    + "        content: \"{{ r | to_json }}\"\n"
+                    + "        dest: %s\n" % out)
+            playbook.write_text(body)
+        argv = [PLAYBOOK, str(playbook)]
+        for key, value in (extra_vars or {}).items():
+            argv += ["-e", json.dumps({key: value})]
+        if check:
+            argv.append("--check")
+        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+                   ANSIBLE_LOCALHOST_WARNING="0")
+        proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
+                              check=False)
+        result = json.loads(out.read_text()) if out.exists() else None
+        return proc, result
+
+
+@pytest.fixture
+def play(tmp_path):
+    return Play(tmp_path)

@@ -1,0 +1,95 @@
+"""Exact argv of every scheduler command, table-driven; script directive parsing."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.sodalite.modak.plugins.module_utils.submit import local, pbs, slurm
+from ansible_collections.sodalite.modak.plugins.module_utils.submit.runner import (
+    detect_scheduler, digest, elapsed_seconds)
+
+S = "/w/job.sh"
+
+ARGV = [
+    ("slurm submit", slurm.submit_argv(S, digest="abc"), ["sbatch", "--parsable", "--comment=modak:abc", S]),
+    ("slurm submit extra", slurm.submit_argv(S, ["-p", "gpu"], "abc"),
+     ["sbatch", "--parsable", "--comment=modak:abc", "-p", "gpu", S]),
+    ("slurm check mode", slurm.submit_argv(S, ["-p", "gpu"], "abc", test_only=True),
+     ["sbatch", "--test-only", "-p", "gpu", S]),
+    ("slurm status", slurm.show_argv("42"), ["scontrol", "show", "job", "-o", "42"]),
+    ("slurm accounting", slurm.accounting_argv("42"),
+     ["sacct", "-j", "42", "-n", "-P", "-X", "-o", "JobID,JobName,State,ExitCode,Elapsed,End"]),
+    ("slurm completion log", slurm.accounting_argv("42", completion_log=True),
+     ["sacct", "-c", "-j", "42", "-n", "-P", "-X", "-o", "JobID,JobName,State,ExitCode,Elapsed,End"]),
+    ("slurm find", slurm.find_argv("train"),
+     ["squeue", "--me", "--noheader", "--name=train",
+      "--states=PENDING,RUNNING,CONFIGURING,COMPLETING,SUSPENDED,REQUEUED,RESIZING", "--format=%i|%k|%T"]),
+    ("slurm cancel", slurm.cancel_argv("42"), ["scancel", "42"]),
+    ("pbs submit", pbs.submit_argv(S), ["qsub", S]),
+    ("pbs submit extra", pbs.submit_argv(S, ["-q", "workq"]), ["qsub", "-q", "workq", S]),
+    ("pbspro status", pbs.status_argv("pbspro", "7.srv"), ["qstat", "-x", "-f", "7.srv"]),
+    ("torque status", pbs.status_argv("torque", "7.srv"), ["qstat", "-f", "7.srv"]),
+    ("pbs cancel", pbs.cancel_argv("7.srv"), ["qdel", "7.srv"]),
+    ("local submit", local.submit_argv(S, "/w/.modak", "/w/job"), ["bash", "-c", local.WRAPPER, S, "/w/.modak", "/w/job"]),
+    ("local check mode", local.syntax_argv(S), ["bash", "-n", S]),
+]
+
+
+@pytest.mark.parametrize("name,got,want", ARGV, ids=[a[0] for a in ARGV])
+def test_argv(name, got, want):
+    assert got == want
+
+
+def test_local_wrapper_takes_values_only_as_parameters():
+    assert "$0" in local.WRAPPER and "/w" not in local.WRAPPER
+
+
+@pytest.mark.parametrize("text,want", [
+    ("#!/bin/bash\n#SBATCH --nodes=1\nsrun x\n", "slurm"),
+    ("#!/bin/bash\n#PBS -l select=1:ncpus=4\nx\n", "pbspro"),
+    ("#!/bin/bash\n#PBS -l nodes=1:ppn=4\nx\n", "torque"),
+    ("#!/bin/bash\necho hi\n#SBATCH --nodes=1\n", "local"),      # directives after a command do not count
+    ("#!/bin/bash\n# modak: local run\necho hi\n", "local"),
+])
+def test_detect_scheduler(text, want):
+    assert detect_scheduler(text) == want
+
+
+@pytest.mark.parametrize("text,extra,want", [
+    ("#!/bin/bash\n#SBATCH --job-name=a\n", [], "a"),
+    ("#!/bin/bash\n#SBATCH -J b\n", [], "b"),
+    ("#!/bin/bash\n#SBATCH --job-name=a\n", ["--job-name=c"], "c"),
+    ("#!/bin/bash\n", [], "job.sh"),
+])
+def test_slurm_job_name(text, extra, want):
+    assert slurm.job_name(text, S, extra) == want
+
+
+@pytest.mark.parametrize("text,want", [("0:0", 0), ("3:0", 3), ("0:9", 137), ("", None), ("x", None)])
+def test_slurm_exit_code(text, want):
+    assert slurm.exit_code(text) == want
+
+
+@pytest.mark.parametrize("text,want", [("00:00:05", 5), ("01:02:03", 3723), ("1-00:00:01", 86401), ("02:03", 123),
+                                       ("7", 7), ("bad", None), (None, None)])
+def test_elapsed(text, want):
+    assert elapsed_seconds(text) == want
+
+
+def test_parse_id_and_show():
+    assert slurm.parse_job_id("42;cluster\n") == "42"
+    fields = slurm.parse_show("JobId=4 JobName=x JobState=FAILED ExitCode=3:0 StdOut=/w/x-4.out Comment=modak:ab")
+    assert (fields["JobState"], fields["ExitCode"], fields["Comment"]) == ("FAILED", "3:0", "modak:ab")
+
+
+def test_parse_qstat_joins_continuations():
+    text = "Job Id: 7.srv\n    Job_Name = run\n    job_state = F\n    Output_Path = login:/home/a/ru\n\tn.o7\n" \
+           "    Exit_status = 3\n"
+    fields = pbs.parse_qstat(text)
+    assert fields["Output_Path"] == "login:/home/a/run.o7" and fields["Exit_status"] == "3"
+
+
+def test_digest_covers_content_and_arguments():
+    assert digest("a") == digest("a")
+    assert digest("a") != digest("b")
+    assert digest("a", ["-p", "x"]) != digest("a", ["-px"])
