@@ -191,6 +191,9 @@ def local_hardware(sample_s=0.5):
 
 
 def _busy_cores(sample_s):
+    if not sample_s or sample_s <= 0:
+        return 0.0
+
     def busy():
         with open("/proc/stat") as handle:
             parts = [int(p) for p in handle.readline().split()[1:]]

@@ -63,3 +63,7 @@ def test_local_hardware_describes_this_host():
     facts = store.local_hardware(sample_s=0.05)
     assert facts["cores"] == os.cpu_count()
     assert 0.0 <= facts["foreign_load"] <= os.cpu_count() + 1
+
+
+def test_local_hardware_without_sampling_reports_no_load():
+    assert store.local_hardware(sample_s=0.0)["foreign_load"] == 0.0
