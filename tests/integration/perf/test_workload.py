@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from conftest import ai_doc, with_
+from helpers import ai_doc, with_
 
 from perf_records import hardware, records  # noqa: F401  pylint: disable=unused-import
 
