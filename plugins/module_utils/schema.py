@@ -249,12 +249,29 @@ for _model in ("openacc", "opencl", "opencc"):
         "number_of_acc": _int("Accelerators.", maximum=64),
     })
 
+TUNING = _obj({
+    "threads": {"type": "array", "minItems": 1, "maxItems": 16, "uniqueItems": True,
+                "items": {"type": "integer", "minimum": 1, "maximum": 4096}, "description": "Threads to try."},
+    "batch_size": {"type": "array", "minItems": 1, "maxItems": 16, "uniqueItems": True,
+                   "items": {"type": "integer", "minimum": 1, "maximum": 65536}, "description": "Batch sizes to try."},
+    "precision": {"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": True,
+                  "items": _enum(("fp32", "bf16")), "description": "Precisions to try (bf16 = autocast)."},
+    "compile": {"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": True,
+                "items": {"type": "boolean"}, "description": "Graph compiler (torch.compile) off and/or on."},
+    "channels_last": {"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": True,
+                      "items": {"type": "boolean"}, "description": "NHWC memory format off and/or on."},
+    "onednn": {"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": True,
+               "items": {"type": "boolean"}, "description": "oneDNN kernels off and/or on."},
+}, title="tuning", description="Search space of the performance model: the values each knob may take. The "
+   "program receives the choice as OMP_NUM_THREADS and --batch-size/--precision/--compile/--channels-last/--onednn.")
+
 OPTIMISATION = _obj({
     "enable_opt_build": _bool("Prefer optimised builds (default true when this section is present)."),
     "enable_autotuning": _bool("Tune run settings by benchmarking.", default=False),
     "app_type": _enum(OPT_APP_TYPES, "Optimisation profile; its 'app_type-<name>' section holds the details."),
     "opt_build": OPT_BUILD,
     "autotuning": _obj({"tuner": _s(NAME), "input": _s(ONE_LINE, max_length=4096)}, required=("tuner", "input")),
+    "tuning": TUNING,
     "app_type-ai_training": _obj(AI_SECTION_PROPS, required=("config",)),
     "app_type-ai_inference": _obj(AI_SECTION_PROPS, required=("config",)),
     "app_type-hpc": _obj(HPC_SECTION_PROPS, required=("config",)),

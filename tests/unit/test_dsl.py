@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import EXAMPLES, ORIGINAL, ai_doc, load, with_
+from helpers import EXAMPLES, ORIGINAL, ai_doc, load, with_
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid

@@ -9,7 +9,9 @@ import time
 
 import pytest
 
-from conftest import ROOT, start_slurm
+from helpers import ROOT
+
+from .conftest import start_slurm
 
 EXAMPLES = sorted(os.listdir(os.path.join(ROOT, "examples")))
 
