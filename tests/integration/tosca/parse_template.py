@@ -61,7 +61,7 @@ def main(template_path, inputs_path):
         except ValidationError:
             print("\n".join(ExceptionCollector.getExceptionsReport(full=False)))
             return 1
-        except Exception as exc:  # pylint: disable=broad-except  # tosca-parser crashes on some bad values
+        except Exception as exc:  # tosca-parser crashes on some bad values instead of reporting them
             print("tosca-parser failed: %s: %s" % (type(exc).__name__, exc))
             return 1
     print("ok")
