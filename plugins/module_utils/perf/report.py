@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Report of a performance model: PNG plots (predicted vs measured, ranked configurations with their
 90 % intervals) and a markdown summary with the LOCO errors of the model and of the linear baseline."""
 
@@ -45,7 +45,7 @@ def summary(records, hw_class=None, load=0.0):
 def markdown(data):
     lines = ["# modak performance model report", "",
              "Hardware class: `%s`; %d runs of %d configurations." % (data["hw_class"], data["model"]["n_records"],
-                                                                  data["model"]["n_configs"]), "",
+                                                                      data["model"]["n_configs"]), "",
              "| model | LOCO median error | LOCO mean error |", "|---|---|---|"]
     for name, loco in (("log-linear with interactions (Bayesian ridge)", data["loco"]),
                        ("linear on seconds (paper-style baseline)", data["baseline_loco"])):

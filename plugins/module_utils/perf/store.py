@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The benchmark results store: SQLite (WAL, one transaction per append) or JSON lines.
 
 A record is what ``benchmarks/workload/mnist_cnn.py`` prints: ``config``, ``hardware``, ``versions``,
@@ -57,7 +57,7 @@ def normalise_config(config):
 def config_key(config):
     c = normalise_config(config)
     return "t%d-b%d-%s-cl%d-c%d-dnn%d" % (c["threads"], c["batch_size"], c["precision"], c["channels_last"],
-                                           c["compile"], c["onednn"])
+                                          c["compile"], c["onednn"])
 
 
 def valid(record):
@@ -172,7 +172,7 @@ def local_hardware(sample_s=0.5):
     try:
         with open("/proc/cpuinfo") as handle:
             for line in handle:
-                key, _, value = line.partition(":")
+                key, _sep, value = line.partition(":")
                 key = key.strip()
                 if key in ("model name", "Model name") and model == "unknown":
                     model = value.strip()

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from perf_records import hardware, records  # noqa: F401 (fixtures)
+from perf_records import hardware, records  # noqa: F401  pylint: disable=unused-import
 
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import model, store
 

@@ -6,7 +6,7 @@ import math
 
 from conftest import ai_doc, with_
 
-from perf_records import hardware, records  # noqa: F401 (fixtures)
+from perf_records import hardware, records  # noqa: F401  pylint: disable=unused-import
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import model, search, store
@@ -23,10 +23,10 @@ def test_space_is_the_product_with_defaults():
 def test_rules_threads_free_cores_bf16_only_with_amx_compiler_off():
     configs = search.space(SPACE, {"threads": 2})
     busy = {"cores": 2, "flags": ["avx512_bf16"], "foreign_load": 1.1}
-    chosen, _ = search.rules(configs, {"threads": 2}, busy)
+    chosen, _why = search.rules(configs, {"threads": 2}, busy)
     assert chosen["threads"] == 1 and chosen["precision"] == "fp32" and not chosen["compile"]
     quiet_amx = {"cores": 2, "flags": ["amx_bf16", "avx512_bf16"], "foreign_load": 0.0}
-    chosen, _ = search.rules(configs, {"threads": 2}, quiet_amx)
+    chosen, _why = search.rules(configs, {"threads": 2}, quiet_amx)
     assert chosen["threads"] == 2 and chosen["precision"] == "bf16"
 
 
