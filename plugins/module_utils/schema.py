@@ -37,7 +37,9 @@ MEMORY = r"^\d+(\.\d+)?\s?([KkMmGgTt]i?[Bb]?)?$"
 ARRAY = r"^\d+(-\d+(:\d+)?)?(,\d+(-\d+(:\d+)?)?)*(%\d+)?$"
 DEPENDENCY = r"^((after|afterok|afternotok|afterany|aftercorr|afterburstbuffer)(:\d+(_\d+)?(\+\d+)?)+|singleton)$"
 DEFER = r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?)?$"
-OUTPUT_FILE = r"^[A-Za-z0-9_.%@+/-]{1,255}$"
+# relative to the job's working directory: no leading '/', no '..' segment (a job must not write
+# its output over files elsewhere, such as /etc/passwd when a local run executes as root)
+OUTPUT_FILE = r"^(?!/)(?!(.*/)?\.\.(/|$))[A-Za-z0-9_.%@+/-]{1,255}$"
 EMAIL = r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}(,[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,})*$"
 EVENTS = r"^[A-Za-z_]+(,[A-Za-z_]+)*$"
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
@@ -135,8 +137,9 @@ JOB_OPTIONS = _obj({
                        "description": "Dependencies such as 'afterok:123' or a list of them."},
     "defer_job": _s(DEFER, "Earliest start: 'YYYY-MM-DD' or 'YYYY-MM-DDTHH:MM[:SS]'."),
     "node_exclusive": _bool("Request whole nodes for this job."),
-    "standard_output_file": _s(OUTPUT_FILE, "Standard output file (scheduler patterns such as %j allowed).", default="job.out"),
-    "standard_error_file": _s(OUTPUT_FILE, "Standard error file."),
+    "standard_output_file": _s(OUTPUT_FILE, "Standard output file, relative to the job's working directory, no '..' "
+                                            "(scheduler patterns such as %j allowed).", default="job.out"),
+    "standard_error_file": _s(OUTPUT_FILE, "Standard error file, relative to the job's working directory, no '..'."),
     "combine_stdout_stderr": _bool("Write standard error into the output file.", default=True),
     "request_event_notification": _s(EVENTS, "Mail events: Slurm words (BEGIN,END,FAIL,ALL,NONE...) or PBS letters (abe, n)."),
     "email_address": _s(EMAIL, "Mail recipient(s) for event notifications."),

@@ -60,7 +60,7 @@ BAD_VALUES = [
 ]
 
 
-@pytest.mark.parametrize("change,expected", [(c, e) for _, c, e in BAD_VALUES], ids=[n for n, _, _ in BAD_VALUES])
+@pytest.mark.parametrize("change,expected", [(c, e) for _n, c, e in BAD_VALUES], ids=[n for n, _c, _e in BAD_VALUES])
 def test_tosca_parser_rejects_bad_data_values(opera, tmp_path, change, expected):
     """opera validate accepts all of these (it checks no data values); the typed data types let tosca-parser
     refuse them."""
