@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`.
-.PHONY: run test venv schema clean
+.PHONY: run test venv schema clean csar
 
 venv:
 	@scripts/bootstrap
@@ -12,6 +12,12 @@ test: venv
 
 schema: venv
 	.venv/bin/python scripts/export_schema.py > schemas/modak-dsl.schema.json
+
+# The CSAR of the TOSCA example (dist/modak.zip); see docs/tosca.md.
+csar:
+	scripts/opera-venv
+	mkdir -p dist
+	cd tosca && ../.venv-opera/bin/opera package -t service.yaml -o ../dist/modak .
 
 clean:
 	rm -rf out build tests/output

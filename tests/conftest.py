@@ -1,23 +1,17 @@
-"""Shared fixtures: the in-tree collection on sys.path, the embedded catalog, DSL builders."""
+"""Shared fixtures; the helpers live in tests/helpers.py (tests import them as `helpers`)."""
 
 from __future__ import annotations
 
-import copy
-import json
 import os
 import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "collections"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl  # noqa: E402
+from helpers import ROOT  # noqa: E402  pylint: disable=wrong-import-position
+
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog  # noqa: E402
-
-EXAMPLES = sorted(os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples")))
-ORIGINAL = sorted(os.path.join(ROOT, "tests", "data", "original", f)
-                  for f in os.listdir(os.path.join(ROOT, "tests", "data", "original")))
 
 
 @pytest.fixture(scope="session")
@@ -28,45 +22,3 @@ def root():
 @pytest.fixture(scope="session")
 def catalog():
     return ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml"))
-
-
-def load(path):
-    return dsl.load_file(path)
-
-
-def ai_doc(framework="tensorflow", version=None, acc=None, scheduler="slurm", **fw_opts):
-    """A minimal AI-training DSL document."""
-    details = dict(fw_opts)
-    if version is not None:
-        details["version"] = version
-    opt_build = {"cpu_type": "x86"}
-    if acc:
-        opt_build["acc_type"] = acc
-    return {"job": {
-        "job_options": {"job_name": "t"},
-        "application": {"executable": "python3 train.py"},
-        "target": {"job_scheduler_type": scheduler},
-        "optimisation": {
-            "app_type": "ai_training",
-            "opt_build": opt_build,
-            "app_type-ai_training": {"config": {"ai_framework": framework},
-                                     "ai_framework-%s" % framework: details},
-        }}}
-
-
-def with_(doc, path, value):
-    """Copy of ``doc`` with the dotted ``path`` set to ``value`` (None deletes)."""
-    out = copy.deepcopy(doc)
-    node = out
-    keys = path.split(".")
-    for key in keys[:-1]:
-        node = node.setdefault(key, {})
-    if value is None:
-        node.pop(keys[-1], None)
-    else:
-        node[keys[-1]] = value
-    return out
-
-
-def dump(doc):
-    return json.dumps(doc, indent=1)

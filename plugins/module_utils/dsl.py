@@ -481,6 +481,7 @@ def _optimisation(raw, notes):
         mpi_library=library,
         omp_affinity=affinity,
         data_location=_get(section, "data", "location"),
+        tuning=tuple((k, tuple(v)) for k, v in sorted((raw.get("tuning") or {}).items())),
     )
 
 

@@ -93,6 +93,7 @@ class Optimisation:
     mpi_library: Optional[str] = None
     omp_affinity: Optional[str] = None
     data_location: Optional[str] = None
+    tuning: Tuple[Tuple[str, Tuple[object, ...]], ...] = ()  # knob -> values the performance model may pick
 
 
 @dataclass(frozen=True)
@@ -169,12 +170,13 @@ class Settings:
     gpu_vendor: str = "none"
     engine: str = "apptainer"
     notes: Tuple[str, ...] = ()
+    extra_args: Tuple[str, ...] = ()  # program arguments chosen by the performance model
 
     def as_dict(self):
         return {"nodes": self.nodes, "tasks_per_node": self.tasks_per_node, "ranks": self.ranks,
                 "threads": self.threads, "cpus_per_task": self.cpus_per_task, "launcher": self.launcher,
                 "env": dict(self.env), "gpus": self.gpus, "gpu_vendor": self.gpu_vendor,
-                "container_engine": self.engine}
+                "container_engine": self.engine, "args": list(self.extra_args)}
 
 
 @dataclass(frozen=True)

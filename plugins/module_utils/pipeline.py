@@ -8,13 +8,19 @@ from __future__ import annotations
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher, render, settings
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Result
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import search as perf_search
 
 
-def optimise(document, catalog):
-    """Optimise one DSL document (already parsed into plain data) against an ImageCatalog."""
+def optimise(document, catalog, records=None, host=None):
+    """Optimise one DSL document (already parsed into plain data) against an ImageCatalog.
+
+    ``records`` (benchmark records) and ``host`` (the target's CPU facts) feed the performance model
+    when the DSL states a tuning search space.
+    """
     request = dsl.parse(document)                        # 1. validate, apply defaults
     choice = matcher.choose(request, catalog)            # 2. image, with the reasons
-    run = settings.plan(request, choice)                 # 3. ranks, threads, launcher, env
+    advice = perf_search.advise(request, choice.image, records or [], host)   # 3a. performance model
+    run = settings.plan(request, choice, advice)         # 3. ranks, threads, launcher, env
     if not request.app.argv and not choice.uri:
         raise DslInvalid([DslProblem("job.application.executable",
                                      "is required when the application runs without a container",
@@ -22,4 +28,5 @@ def optimise(document, catalog):
     script, warnings = render.render(request, choice, run)   # 4. job script
     explanation = list(choice.explanation) + list(run.notes) + list(request.notes)
     return Result(request=request, choice=choice, settings=run, script=script,
-                  explanation=explanation, warnings=list(choice.warnings) + warnings)
+                  explanation=explanation, warnings=list(choice.warnings) + warnings,
+                  extra={"prediction": advice} if advice else {})

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """A catalog source that reads an OCI registry through the Distribution v2 HTTP API.
 
 Repositories (``/v2/_catalog``), their tags (``/v2/<repo>/tags/list``), each tag's manifest and

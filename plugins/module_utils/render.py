@@ -117,7 +117,7 @@ def render(req, choice, settings):
             return list(argv)
     if app.build:
         body.extend(build_lines(app.build, wrap))
-    run = backend.run_prefix(options) + launcher_words(settings) + wrap(list(app.argv))
+    run = backend.run_prefix(options) + launcher_words(settings) + wrap(list(app.argv) + list(settings.extra_args))
     body.append(shell.command(run))
     script = JobScript(scheduler=backend.name, filename=options.job_name + backend.extension,
                        directives=tuple(directives), body=tuple(annotate(body)))

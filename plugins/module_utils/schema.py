@@ -37,7 +37,9 @@ MEMORY = r"^\d+(\.\d+)?\s?([KkMmGgTt]i?[Bb]?)?$"
 ARRAY = r"^\d+(-\d+(:\d+)?)?(,\d+(-\d+(:\d+)?)?)*(%\d+)?$"
 DEPENDENCY = r"^((after|afterok|afternotok|afterany|aftercorr|afterburstbuffer)(:\d+(_\d+)?(\+\d+)?)+|singleton)$"
 DEFER = r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2})?)?$"
-OUTPUT_FILE = r"^[A-Za-z0-9_.%@+/-]{1,255}$"
+# relative to the job's working directory: no leading '/', no '..' segment (a job must not write
+# its output over files elsewhere, such as /etc/passwd when a local run executes as root)
+OUTPUT_FILE = r"^(?!/)(?!(.*/)?\.\.(/|$))[A-Za-z0-9_.%@+/-]{1,255}$"
 EMAIL = r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}(,[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,})*$"
 EVENTS = r"^[A-Za-z_]+(,[A-Za-z_]+)*$"
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
@@ -135,8 +137,9 @@ JOB_OPTIONS = _obj({
                        "description": "Dependencies such as 'afterok:123' or a list of them."},
     "defer_job": _s(DEFER, "Earliest start: 'YYYY-MM-DD' or 'YYYY-MM-DDTHH:MM[:SS]'."),
     "node_exclusive": _bool("Request whole nodes for this job."),
-    "standard_output_file": _s(OUTPUT_FILE, "Standard output file (scheduler patterns such as %j allowed).", default="job.out"),
-    "standard_error_file": _s(OUTPUT_FILE, "Standard error file."),
+    "standard_output_file": _s(OUTPUT_FILE, "Standard output file, relative to the job's working directory, no '..' "
+                                            "(scheduler patterns such as %j allowed).", default="job.out"),
+    "standard_error_file": _s(OUTPUT_FILE, "Standard error file, relative to the job's working directory, no '..'."),
     "combine_stdout_stderr": _bool("Write standard error into the output file.", default=True),
     "request_event_notification": _s(EVENTS, "Mail events: Slurm words (BEGIN,END,FAIL,ALL,NONE...) or PBS letters (abe, n)."),
     "email_address": _s(EMAIL, "Mail recipient(s) for event notifications."),
@@ -249,12 +252,30 @@ for _model in ("openacc", "opencl", "opencc"):
         "number_of_acc": _int("Accelerators.", maximum=64),
     })
 
+TUNING = _obj({
+    "threads": {"type": "array", "minItems": 1, "maxItems": 16, "uniqueItems": True,
+                "items": {"type": "integer", "minimum": 1, "maximum": 4096}, "description": "Threads to try."},
+    "batch_size": {"type": "array", "minItems": 1, "maxItems": 16, "uniqueItems": True,
+                   "items": {"type": "integer", "minimum": 1, "maximum": 65536}, "description": "Batch sizes to try."},
+    "precision": {"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": True,
+                  "items": _enum(("fp32", "bf16")), "description": "Precisions to try (bf16 = autocast)."},
+    "compile": {"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": True,
+                "items": {"type": "boolean"}, "description": "Graph compiler (torch.compile) off and/or on."},
+    "channels_last": {"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": True,
+                      "items": {"type": "boolean"}, "description": "NHWC memory format off and/or on."},
+    "onednn": {"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": True,
+               "items": {"type": "boolean"}, "description": "oneDNN kernels off and/or on."},
+}, title="tuning", description=(
+    "Search space of the performance model: the values each knob may take. The program receives the choice "
+    "as OMP_NUM_THREADS and --batch-size/--precision/--compile/--channels-last/--onednn."))
+
 OPTIMISATION = _obj({
     "enable_opt_build": _bool("Prefer optimised builds (default true when this section is present)."),
     "enable_autotuning": _bool("Tune run settings by benchmarking.", default=False),
     "app_type": _enum(OPT_APP_TYPES, "Optimisation profile; its 'app_type-<name>' section holds the details."),
     "opt_build": OPT_BUILD,
     "autotuning": _obj({"tuner": _s(NAME), "input": _s(ONE_LINE, max_length=4096)}, required=("tuner", "input")),
+    "tuning": TUNING,
     "app_type-ai_training": _obj(AI_SECTION_PROPS, required=("config",)),
     "app_type-ai_inference": _obj(AI_SECTION_PROPS, required=("config",)),
     "app_type-hpc": _obj(HPC_SECTION_PROPS, required=("config",)),

@@ -43,11 +43,14 @@ def framework_env(req, choice):
     return env, notes
 
 
-def plan(req, choice):
-    """Return the Settings for a request and its image Choice."""
+def plan(req, choice, advice=None):
+    """Return the Settings for a request and its image Choice (and the performance model's advice)."""
     options, app, opt = req.options, req.app, req.opt
     notes = []
     ranks, threads = app.mpi_ranks, app.threads
+    if advice:   # the performance model's configuration (perf.search.advise)
+        threads = int(advice["config"]["threads"])
+        notes.extend(advice.get("notes", ()))
     model = dict(choice.image.scaling) if choice.image and choice.image.scaling else None
     if model:
         ranks, threads, note = scaling.apply(model, ranks, threads, app.minimal_efficiency)
@@ -94,4 +97,5 @@ def plan(req, choice):
     env = [(k, v) for k, v in env if k not in user] + sorted(user.items())
     return Settings(nodes=nodes, tasks_per_node=tpn, ranks=ranks, threads=threads, launcher=launcher,
                     env=tuple(env), cpus_per_task=cpus_per_task, gpus=gpus, gpu_vendor=vendor,
-                    engine=req.target.engine, notes=tuple(notes))
+                    engine=req.target.engine, notes=tuple(notes),
+                    extra_args=tuple(advice["args"]) if advice else ())

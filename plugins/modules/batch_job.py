@@ -1,7 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 
 from __future__ import absolute_import, division, print_function
 
@@ -26,15 +26,19 @@ description:
   - Every scheduler command runs as an argument list, never through a shell, with a timeout
     (O(command_timeout)), so a scheduler that does not answer gives an error instead of a hang.
 author:
-  - modak developers
+  - modak developers (@sodalite-modak)
 attributes:
   check_mode:
     support: full
+    description: Can run in check mode and return changed status prediction without modifying target.
     details: On Slurm, check mode runs C(sbatch --test-only), which submits nothing; for local jobs it runs C(bash -n).
   diff_mode:
     support: none
+    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
   platform:
+    support: full
     platforms: posix
+    description: Target OS/families that can be operated against.
 options:
   script:
     description:

@@ -46,6 +46,13 @@ options:
       - Filled in by the action plugin with the embedded catalog when neither O(catalog) nor O(catalog_data)
         is given.
     type: raw
+  results_store:
+    description:
+      - Path of a benchmark results store (SQLite, or JSON lines) on the host that runs the module, as
+        written by the C(sodalite.modak.benchmark) role.
+      - When the DSL states a search space (C(optimisation.tuning)), the performance model fitted on the
+        records of this host's hardware class picks the configuration; without records rules pick it.
+    type: path
 attributes:
   check_mode:
     support: full
@@ -146,6 +153,19 @@ modak_warnings:
   returned: success
   type: list
   elements: str
+prediction:
+  description:
+    - The performance model's advice when the DSL has C(optimisation.tuning), else empty.
+    - C(config), C(source) (model or rules), C(predicted_s_per_sample), C(interval_s_per_sample),
+      C(speedup_vs_default), C(default), C(env), C(args), C(hw_class), C(notes).
+  returned: success
+  type: dict
+  sample:
+    source: model
+    config: {threads: 2, batch_size: 128, precision: bf16, compile: false, channels_last: false, onednn: true}
+    predicted_s_per_sample: 0.00072
+    speedup_vs_default: 1.8
+    args: [--batch-size, "128", --precision, bf16]
 problems:
   description: Every problem found in an invalid DSL, each with path, message, value and hint.
   returned: failure
@@ -160,6 +180,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
 
 
 def _catalog(params):
@@ -180,7 +201,10 @@ def _image(result):
 def run(module):
     params = module.params
     document = params["dsl"] if params["dsl"] is not None else dsl.load_file(params["dsl_file"])
-    result = pipeline.optimise(document, _catalog(params))
+    records = host = None
+    if params["results_store"]:
+        records, host = perf_store.load(params["results_store"]), perf_store.local_hardware()
+    result = pipeline.optimise(document, _catalog(params), records, host)
     if not module.check_mode:
         files.ensure_dir(params["output_dir"])
     path = files.target_path(params["output_dir"], result.script.filename)
@@ -198,6 +222,7 @@ def run(module):
         settings=result.settings.as_dict(),
         explanation=result.explanation,
         modak_warnings=result.warnings,
+        prediction=result.extra.get("prediction") or {},
     )
     if module._diff:
         out["diff"] = dict(before=before or "", after=content, before_header=path, after_header=path)
@@ -214,6 +239,7 @@ def main():
             output_dir=dict(type="path", required=True),
             catalog=dict(type="path"),
             catalog_data=dict(type="raw"),
+            results_store=dict(type="path"),
         ),
         required_one_of=[("dsl", "dsl_file")],
         mutually_exclusive=[("dsl", "dsl_file"), ("catalog", "catalog_data")],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import EXAMPLES, ORIGINAL, ai_doc, load, with_
+from helpers import EXAMPLES, ORIGINAL, ai_doc, load, with_
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
@@ -65,6 +65,10 @@ def test_all_problems_reported_at_once_with_paths_values_and_hints():
     ("job.job_options.queue", "q;rm -rf ~", "job.job_options.queue"),
     ("job.job_options.account", "a b", "job.job_options.account"),
     ("job.job_options.standard_output_file", "out\n#SBATCH -x", "job.job_options.standard_output_file"),
+    ("job.job_options.standard_output_file", "/etc/passwd", "job.job_options.standard_output_file"),
+    ("job.job_options.standard_output_file", "../../etc/passwd", "job.job_options.standard_output_file"),
+    ("job.job_options.standard_output_file", "logs/../../x", "job.job_options.standard_output_file"),
+    ("job.job_options.standard_error_file", "/root/.bashrc", "job.job_options.standard_error_file"),
     ("job.job_options.email_address", "not-an-email", "job.job_options.email_address"),
     ("job.job_options.job_array", "1-10;x", "job.job_options.job_array"),
     ("job.job_options.job_dependency", "afterok:1 && rm", "job.job_options.job_dependency"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from conftest import ORIGINAL, ai_doc, load, with_
+from helpers import ORIGINAL, ai_doc, load, with_
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 import pytest
-from conftest import EXAMPLES, ORIGINAL, ROOT, ai_doc, load, with_
+from helpers import EXAMPLES, ORIGINAL, ROOT, ai_doc, load, with_
 
 from ansible_collections.sodalite.modak.plugins.module_utils import pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.render import sif_name

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import jsonschema
-from conftest import ROOT
+from helpers import ROOT
 
 from ansible_collections.sodalite.modak.plugins.module_utils.schema import SCHEMA
 

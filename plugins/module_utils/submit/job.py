@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Submit, follow and cancel one batch job: what the batch_job module does, without Ansible.
 
 The backends (slurm.py, pbs.py, local.py) build the argv; the Runner runs it with a timeout.
@@ -159,8 +159,9 @@ class Job(object):
         deadline = time.time() + self.req.wait_timeout
         while status.active:
             if time.time() >= deadline:
-                raise JobFailed("job %s is still %s after wait_timeout=%s s" % (status.job_id, status.state,
-                                                                              self.req.wait_timeout), self.result)
+                message = "job %s is still %s after wait_timeout=%s s" % (
+                    status.job_id, status.state, self.req.wait_timeout)
+                raise JobFailed(message, self.result)
             time.sleep(min(self.req.poll_interval, max(0.05, deadline - time.time())))
             status = self._status(status.job_id)
         return status

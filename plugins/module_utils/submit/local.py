@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Local: the script runs with bash in its own session in the background.
 
 The job id is the process id. Files in ``<chdir>/.modak/``: ``<id>.pid``, ``<id>.rc`` (written when

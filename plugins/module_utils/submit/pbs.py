@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """PBS Pro and Torque: qsub, qstat -f (PBS Pro: -x for finished jobs), qdel."""
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ class Pbs(object):
             err = err or out
         if out:
             return out, err
-        seq = str(job_id).split(".")[0]
+        seq = str(job_id).split(".", maxsplit=1)[0]
         folder = os.path.dirname(script_path) if script_path else os.getcwd()
         folder = self.runner.cwd or folder
         names = [n for n in (fields.get("Job_Name"), job_name_hint,

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """One runner for every scheduler command: argv lists in, (rc, out, err) out, never a shell.
 
 Backends build argv with pure functions (tests compare them exactly); the runner executes them

@@ -1,6 +1,6 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
-# Apache License 2.0 (see https://www.apache.org/licenses/LICENSE-2.0)
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Slurm: sbatch --parsable, squeue/scontrol show job -o, then sacct -c (the job-completion log)."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def exit_code(text):
     """Slurm 'code:signal' -> the exit code; a signal gives 128 + signal, as a shell would."""
     if not text:
         return None
-    code, _, signal = text.partition(":")
+    code, _sep, signal = text.partition(":")
     try:
         code, signal = int(code), int(signal or 0)
     except ValueError:

@@ -45,7 +45,7 @@ def _run(argv, **kw):
 def container_tools():
     if os.geteuid() != 0:
         pytest.skip("the container tests need root (rootful podman, apt-get)")
-    missing = [p for p in PACKAGES if subprocess.run(["dpkg", "-s", p], capture_output=True).returncode != 0]
+    missing = [p for p in PACKAGES if subprocess.run(["dpkg", "-s", p], capture_output=True, check=False).returncode != 0]
     if missing:
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
         subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
@@ -77,7 +77,7 @@ def registry(container_tools, tmp_path_factory):
     log = open(work / "registry.log", "w")
     proc = subprocess.Popen(["docker-registry", "serve", str(config)], stdout=log, stderr=subprocess.STDOUT)
     url = "http://127.0.0.1:%d" % port
-    for _ in range(100):
+    for _attempt in range(100):
         try:
             if requests.get(url + "/v2/", timeout=1).status_code == 200:
                 break

@@ -9,7 +9,9 @@ import time
 
 import pytest
 
-from conftest import ROOT, start_slurm
+from helpers import ROOT
+
+from .conftest import start_slurm
 
 EXAMPLES = sorted(os.listdir(os.path.join(ROOT, "examples")))
 
@@ -40,14 +42,14 @@ def test_every_example_slurm_script_passes_test_only(slurm, play, tmp_path, exam
     extra = ["--nodes=1"] if nodes and nodes[0] != "#SBATCH --nodes=1" else []
     if any(line.startswith("#SBATCH --gres=gpu") for line in result.script.directives):
         extra.append("--gres=none")
-    queued_before = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout
+    queued_before = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, check=False).stdout
     proc, r = play(submit_task(script=script, extra_args=extra), check=True)
     assert r is not None, proc.stdout + proc.stderr
     assert not r.get("failed"), r
     assert r["cmd"][:2] == ["sbatch", "--test-only"]
     assert "to start at" in r["msg"], r
     assert r["job_id"] is None
-    assert subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout == queued_before
+    assert subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, check=False).stdout == queued_before
 
 
 def test_deploy_runs_to_completed_and_fetches_output(slurm, play, tmp_path):
@@ -59,7 +61,7 @@ def test_deploy_runs_to_completed_and_fetches_output(slurm, play, tmp_path):
     deploy = os.path.join(ROOT, "playbooks", "deploy.yml")
     extra = {"dsl_file": str(dsl_file), "optimised_job_output_dir": str(tmp_path / "out"),
              "optimised_job_poll_interval": 0.3}
-    proc, _ = play(None, extra_vars=extra, playbook=deploy)
+    proc, _result = play(None, extra_vars=extra, playbook=deploy)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "'state': 'COMPLETED'" in proc.stdout or '"state": "COMPLETED"' in proc.stdout, proc.stdout
     outputs = list((tmp_path / "work").glob("hello-*.out"))
@@ -68,7 +70,7 @@ def test_deploy_runs_to_completed_and_fetches_output(slurm, play, tmp_path):
     fetched = tmp_path / "out" / "results" / "localhost" / outputs[0].name
     assert fetched.read_text() == "hello from a real slurm job\n"
     # a second run changes nothing: same script, job already ran (role default rerun: false)
-    again, _ = play(None, extra_vars=extra, playbook=deploy)
+    again, _result = play(None, extra_vars=extra, playbook=deploy)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "changed=0" in again.stdout, again.stdout
     assert len(list((tmp_path / "work").glob("hello-*.out"))) == 1
@@ -76,7 +78,7 @@ def test_deploy_runs_to_completed_and_fetches_output(slurm, play, tmp_path):
 
 def test_job_that_exits_3_reports_failed_and_exit_code_3(slurm, play, tmp_path):
     script = write(tmp_path / "three.sbatch", "#!/bin/bash\n#SBATCH --job-name=three\n#SBATCH --output=three-%j.out\n"
-                                               "echo before exit\nexit 3\n")
+                   "echo before exit\nexit 3\n")
     proc, r = play(submit_task(script=script, wait=True, poll_interval=0.3, fail_on_job_error=False))
     assert r["state"] == "FAILED" and r["exit_code"] == 3 and not r.get("failed"), r
     assert open(r["stdout_path"]).read() == "before exit\n"
@@ -87,7 +89,7 @@ def test_job_that_exits_3_reports_failed_and_exit_code_3(slurm, play, tmp_path):
 
 def test_rejected_submission_fails_with_slurms_message(slurm, play, tmp_path):
     script = write(tmp_path / "big.sbatch", "#!/bin/bash\n#SBATCH --job-name=big\n#SBATCH --ntasks=1\n"
-                                             "#SBATCH --cpus-per-task=%d\nhostname\n" % (slurm["cpus"] * 4))
+                   "#SBATCH --cpus-per-task=%d\nhostname\n" % (slurm["cpus"] * 4))
     proc, r = play(submit_task(script=script))
     assert r["failed"], r
     assert "Batch job submission failed: More processors requested than permitted" in r["msg"], r
@@ -96,7 +98,7 @@ def test_rejected_submission_fails_with_slurms_message(slurm, play, tmp_path):
 
 def test_cancel_running_job_gives_cancelled_and_no_duplicate(slurm, play, tmp_path):
     script = write(tmp_path / "long.sbatch", "#!/bin/bash\n#SBATCH --job-name=long\n#SBATCH --output=long-%j.out\n"
-                                              "sleep 120\n")
+                   "sleep 120\n")
     proc, first = play(submit_task(script=script))
     assert first["changed"] and first["state"] in ("PENDING", "RUNNING"), first
     proc, second = play(submit_task(script=script))
@@ -113,7 +115,7 @@ def test_cancel_running_job_gives_cancelled_and_no_duplicate(slurm, play, tmp_pa
 
 def test_pbs_script_through_qsub_runs_to_completion(slurm, play, tmp_path):
     script = write(tmp_path / "pbsjob.sh", "#!/bin/bash\n#PBS -N pbsjob\n#PBS -l nodes=1:ppn=1\n"
-                                            "#PBS -l walltime=00:01:00\necho \"pbs says hi from $PBS_JOBNAME\"\n")
+                   "#PBS -l walltime=00:01:00\necho \"pbs says hi from $PBS_JOBNAME\"\n")
     proc, r = play(submit_task(script=script, wait=True, poll_interval=0.3))
     assert not r.get("failed"), r
     assert r["scheduler"] == "torque" and r["cmd"] == ["qsub", script]
@@ -138,8 +140,8 @@ def test_stopped_slurmctld_gives_clear_error_not_hang(slurm, play, tmp_path):
     script = write(tmp_path / "nochd.sbatch", "#!/bin/bash\n#SBATCH --job-name=nochd\nhostname\n")
     pid = open("/run/slurmctld.pid").read().strip()
     subprocess.run(["kill", pid], check=True)
-    for _ in range(50):
-        if subprocess.run(["scontrol", "ping"], capture_output=True, text=True).stdout.find("is UP") < 0:
+    for _attempt in range(50):
+        if subprocess.run(["scontrol", "ping"], capture_output=True, text=True, check=False).stdout.find("is UP") < 0:
             break
         time.sleep(0.1)
     try:

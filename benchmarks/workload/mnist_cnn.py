@@ -1,0 +1,253 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""MNIST-CNN training benchmark: one configuration per process, one JSON record out.
+
+The network is the PyTorch MNIST example (conv 32, conv 64, maxpool, dropout, fc 128, fc 10;
+1,199,882 parameters), trained with NLL loss and Adam. Data is synthetic MNIST-shaped noise
+(``--data synthetic``) or scikit-learn's bundled 8x8 digits upsampled to 28x28 (``--data digits``);
+nothing is downloaded.
+
+Knobs (the argument convention modak writes into job scripts):
+
+  --threads N            intra-op threads (torch.set_num_threads); default: OMP_NUM_THREADS or all cores
+  --batch-size N         samples per step (default 64)
+  --precision fp32|bf16  bf16 = torch.autocast on the CPU (default fp32)
+  --channels-last        NHWC memory format
+  --compile              torch.compile (inductor); its time is in first_step_s
+  --onednn on|off        torch.backends.mkldnn.enabled (default on)
+
+The record holds the configuration, the hardware (model name, cores, ISA flags), versions, the first
+step (which includes any compile) apart from the steady-state step times, and the foreign CPU load
+during the timed steps: busy cores of the whole machine (/proc/stat) minus this process's own CPU time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import socket
+import sys
+import time
+
+SCHEMA = "modak-bench/1"
+EPOCH_SAMPLES = 60000
+FLAGS_OF_INTEREST = ("avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16",
+                     "avx512_fp16", "amx_bf16", "amx_int8", "amx_tile", "asimd", "sve", "bf16")
+
+
+def cpu_facts():
+    model, flags = platform.processor() or platform.machine(), set()
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                key, _sep, value = line.partition(":")
+                key = key.strip()
+                if key in ("model name", "Model name") and model in ("", platform.machine(), platform.processor()):
+                    model = value.strip()
+                elif key in ("flags", "Features") and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count() or 1
+    return {"model": model, "arch": platform.machine(), "cores": os.cpu_count() or 1, "usable_cores": usable,
+            "flags": sorted(f for f in flags if f in FLAGS_OF_INTEREST)}
+
+
+def busy_jiffies():
+    """Busy and total jiffies of the whole machine from /proc/stat (None where unavailable)."""
+    try:
+        with open("/proc/stat") as handle:
+            parts = [int(p) for p in handle.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = parts[3] + (parts[4] if len(parts) > 4 else 0)
+    return sum(parts[:8]) - idle
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as handle:
+            return float(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
+    p.add_argument("--channels-last", action="store_true")
+    p.add_argument("--compile", action="store_true")
+    p.add_argument("--onednn", choices=("on", "off"), default="on")
+    p.add_argument("--steps", type=int, default=10, help="timed steps")
+    p.add_argument("--warmup", type=int, default=3, help="untimed steps after the first one")
+    p.add_argument("--data", choices=("synthetic", "digits"), default="synthetic")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--tag", default="", help="free text stored in the record (run id, repetition)")
+    p.add_argument("--output", help="append the JSON record to this file as well")
+    args = p.parse_args(argv)
+    if args.threads is None:
+        env = os.environ.get("OMP_NUM_THREADS", "")
+        args.threads = int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)
+    if args.batch_size < 1 or args.threads < 1 or args.steps < 1 or args.warmup < 0:
+        p.error("batch size, threads and steps must be positive")
+    return args
+
+
+def make_data(torch, args, batches):
+    gen = torch.Generator().manual_seed(args.seed)
+    n = args.batch_size * batches
+    if args.data == "digits":
+        from sklearn.datasets import load_digits  # bundled with scikit-learn, no download
+        digits = load_digits()
+        images = torch.tensor(digits.images, dtype=torch.float32).unsqueeze(1) / 16.0
+        images = torch.nn.functional.interpolate(images, size=(28, 28), mode="bilinear", align_corners=False)
+        labels = torch.tensor(digits.target, dtype=torch.long)
+        index = torch.randint(0, images.shape[0], (n,), generator=gen)
+        x, y = images[index], labels[index]
+    else:
+        x = torch.rand((n, 1, 28, 28), generator=gen)
+        y = torch.randint(0, 10, (n,), generator=gen)
+    x = (x - 0.1307) / 0.3081
+    return list(zip(x.split(args.batch_size), y.split(args.batch_size)))
+
+
+def build_net(torch):
+    nn, F = torch.nn, torch.nn.functional
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 32, 3, 1)
+            self.conv2 = nn.Conv2d(32, 64, 3, 1)
+            self.dropout1 = nn.Dropout(0.25)
+            self.dropout2 = nn.Dropout(0.5)
+            self.fc1 = nn.Linear(9216, 128)
+            self.fc2 = nn.Linear(128, 10)
+
+        def forward(self, x):
+            x = F.relu(self.conv1(x))
+            x = F.relu(self.conv2(x))
+            x = self.dropout1(F.max_pool2d(x, 2))
+            x = self.dropout2(F.relu(self.fc1(torch.flatten(x, 1))))
+            return F.log_softmax(self.fc2(x), dim=1)
+
+    return Net()
+
+
+def versions(torch):
+    out = {"python": platform.python_version(), "torch": torch.__version__}
+    try:
+        import numpy
+        out["numpy"] = numpy.__version__
+    except ImportError:
+        pass
+    config = torch.__config__.show()
+    for line in config.splitlines():
+        line = line.strip()
+        if "oneDNN" in line or "MKL-DNN" in line:
+            out["onednn"] = line.split("(")[0].strip(" -")
+        elif line.startswith("- OpenMP") or "OpenMP" in line and "openmp" not in out:
+            out["openmp"] = line.strip(" -")
+    out["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    return out
+
+
+def run(args):
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    torch.backends.mkldnn.enabled = args.onednn == "on"
+    memory_format = torch.channels_last if args.channels_last else torch.contiguous_format
+    model = build_net(torch).to(memory_format=memory_format)
+    model.train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    forward = torch.compile(model) if args.compile else model
+    bf16 = args.precision == "bf16"
+    total = 1 + args.warmup + args.steps
+    batches = [(x.contiguous(memory_format=memory_format), y) for x, y in make_data(torch, args, min(total, 8))]
+
+    def step(i):
+        x, y = batches[i % len(batches)]
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+            loss = F.nll_loss(forward(x).float(), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    wall0 = time.perf_counter()
+    t = time.perf_counter()
+    first_loss = step(0)
+    first_step = time.perf_counter() - t
+    for i in range(args.warmup):
+        step(1 + i)
+    load_before = loadavg()
+    busy0, cpu0, t0 = busy_jiffies(), time.process_time(), time.perf_counter()
+    times = []
+    loss = first_loss
+    for i in range(args.steps):
+        t = time.perf_counter()
+        loss = step(1 + args.warmup + i)
+        times.append(time.perf_counter() - t)
+    busy1, cpu1, t1 = busy_jiffies(), time.process_time(), time.perf_counter()
+    hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    wall = max(t1 - t0, 1e-9)
+    own = (cpu1 - cpu0) / wall
+    machine = (busy1 - busy0) / float(hz) / wall if busy0 is not None and busy1 is not None else None
+    other = max(0.0, machine - own) if machine is not None else None
+    ordered = sorted(times)
+    median = ordered[len(ordered) // 2] if len(ordered) % 2 else 0.5 * (ordered[len(ordered) // 2 - 1]
+                                                                        + ordered[len(ordered) // 2])
+    return {
+        "schema": SCHEMA,
+        "workload": "mnist_cnn",
+        "ok": True,
+        "tag": args.tag,
+        "host": socket.gethostname(),
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "config": {"threads": args.threads, "batch_size": args.batch_size, "precision": args.precision,
+                   "channels_last": bool(args.channels_last), "compile": bool(args.compile),
+                   "onednn": args.onednn == "on"},
+        "run": {"steps": args.steps, "warmup": args.warmup, "data": args.data, "seed": args.seed},
+        "hardware": cpu_facts(),
+        "versions": versions(torch),
+        "timing": {
+            "first_step_s": first_step,
+            "median_step_s": median,
+            "min_step_s": ordered[0],
+            "max_step_s": ordered[-1],
+            "step_times_s": times,
+            "per_sample_s": median / args.batch_size,
+            "est_epoch_s": median * math.ceil(EPOCH_SAMPLES / float(args.batch_size)),
+            "wall_s": time.perf_counter() - wall0,
+        },
+        "load": {"other_busy_cores": other, "own_cpu_util": own, "machine_busy_cores": machine,
+                 "loadavg_1m_before": load_before, "loadavg_1m_after": loadavg()},
+        "loss": {"first": first_loss, "last": loss},
+    }
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    record = run(args)
+    line = json.dumps(record, sort_keys=True)
+    if args.output:
+        with open(args.output, "a") as handle:
+            handle.write(line + "\n")
+    sys.stdout.write(line + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
