@@ -37,6 +37,7 @@ except ImportError:  # pragma: no cover - reported by the module
 MAX_BYTES = 1024 * 1024  # a DSL document is small; anything larger is refused unread
 MAX_DEPTH = 32
 MAX_NODES = 20000
+MAX_SPLIT = 16384
 
 SLURM_EVENTS = ("NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "INVALID_DEPEND", "STAGE_OUT",
                 "TIME_LIMIT", "TIME_LIMIT_90", "TIME_LIMIT_80", "TIME_LIMIT_50", "ARRAY_TASKS")
@@ -304,7 +305,8 @@ def _semantic_problems(doc):
 
     for key in ("executable", "arguments"):
         value = app.get(key)
-        if isinstance(value, str):
+        # shlex is quadratic in the token length: only split what the schema lets through (16 KiB at most)
+        if isinstance(value, str) and len(value) <= MAX_SPLIT:
             try:
                 shell.split_words(value)
             except ValueError as exc:
