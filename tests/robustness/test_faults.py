@@ -42,7 +42,7 @@ def _fake_bin(tmp_path, name, body):
     path = folder / name
     path.write_text("#!/bin/bash\n" + body)
     path.chmod(0o755)
-    return str(folder)
+    return str(folder) + ":/usr/bin:/bin"
 
 
 @pytest.fixture
