@@ -42,7 +42,7 @@ def _fake_bin(tmp_path, name, body):
     path = folder / name
     path.write_text("#!/bin/bash\n" + body)
     path.chmod(0o755)
-    return str(folder) + ":/usr/bin:/bin"
+    return str(folder)
 
 
 @pytest.fixture
@@ -73,13 +73,14 @@ def test_scheduler_faults(job_dir, tmp_path, monkeypatch):
          + ":" + _fake_bin(tmp_path, "squeue", "echo 'slurm_load_jobs error: Unable to contact slurm controller' >&2\n"
                            "exit 1\n"),
          {}, ("slurm controller",)),
-        ("scheduler hangs", _fake_bin(tmp_path, "sbatch", "sleep 30\n") + ":" +
-         _fake_bin(tmp_path, "squeue", "sleep 30\n"), {"command_timeout": 1}, ("did not answer",)),
+        ("scheduler hangs", _fake_bin(tmp_path, "sbatch", "exec sleep 30\n") + ":" +
+         _fake_bin(tmp_path, "squeue", "exec sleep 30\n"), {"command_timeout": 1}, ("did not answer",)),
         ("sbatch prints garbage", _fake_bin(tmp_path, "sbatch", "echo '<html>proxy error</html>'\n") + ":" +
          _fake_bin(tmp_path, "squeue", "exit 0\n"), {}, ("sbatch",)),
     ]
     for name, path, extra, words in cases:
         tried += 1
+        path = path if name.endswith("missing") else path + ":/usr/bin:/bin"
         message, lost = _submit(job_dir, monkeypatch, path, **extra)
         ok = all(w in message for w in words)
         handled += int(ok)
