@@ -59,8 +59,8 @@ def rows(fig):
          "evaluated", f("templates", "evaluated")),
         ("Paths", "%d hostile names, planted links" % f("paths", "attempts"),
          "files outside", f("paths", "outside_writes")),
-        ("Hostile documents", "%d (alias bombs, nesting, huge files); peak growth <= %d MiB"
-         % (f("documents", "hostile"), f("documents", "max_extra_rss_kib") // 1024),
+        ("Hostile documents", "%d (alias bombs, nesting, huge files); bounds: 2 s, 64 MiB traced, 128 MiB RSS"
+         % f("documents", "hostile"),
          "not refused fast", f("documents", "hostile") - f("documents", "refused_fast")),
         ("Kill during write", "%d SIGKILLs" % f("atomicity", "kills"),
          "partial scripts", f("atomicity", "partial_scripts")),

@@ -29,7 +29,7 @@ HOSTILE = payloads("/nonexistent/modak-canary")
 PREFIX = {"slurm": "#SBATCH", "pbspro": "#PBS", "torque": "#PBS", "local": "# modak:"}
 
 # documents per strategy; the sum is the number of documents tried (>= 10,000)
-BUDGET = {"schema": 1500, "mutated": 2500, "random": 3000, "text": 3000, "recipe": 600, "directives": 1000}
+BUDGET = {"schema": 1000, "mutated": 2000, "random": 3500, "text": 3500, "recipe": 400, "directives": 1000}
 FUZZ = settings(derandomize=True, deadline=None, database=None, print_blob=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
                                        HealthCheck.large_base_example])
