@@ -35,7 +35,9 @@ def collect():
 
 
 def rows(fig):
-    f = lambda area, key: fig.get(area, {}).get(key, 0)  # noqa: E731
+    def f(area, key):
+        return fig.get(area, {}).get(key, 0)
+
     return [
         ("Fuzzing (Hypothesis, derandomized)",
          "%d DSL documents (%d scripts, %d rejected), %d recipes, %d directive texts"

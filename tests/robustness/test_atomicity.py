@@ -54,7 +54,7 @@ def test_sigkill_during_writes_never_leaves_a_partial_script(tmp_path):
                 os.close(read_end)
                 _writer_loop(str(out), docs, catalog, write_end)
             finally:
-                os._exit(1)
+                os._exit(1)  # pylint: disable=protected-access
         os.close(write_end)
         os.read(read_end, 1)
         os.close(read_end)
@@ -79,14 +79,19 @@ def _one_run(args):
     return path, result.script.text
 
 
+def _read(path):
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
 def test_sixteen_concurrent_runs_into_one_directory(tmp_path):
     out = str(tmp_path / "out")          # created by the runs themselves, concurrently
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(RUNS) as pool:
         distinct = pool.map(_one_run, [(out, "job%02d" % i, 1) for i in range(RUNS)])
         same = pool.map(_one_run, [(out, "shared", 1 + i % 5) for i in range(RUNS)])
-    lost = sum(1 for path, text in distinct if not os.path.exists(path) or open(path).read() != text)
-    shared = open(os.path.join(out, "shared.sbatch")).read()
+    lost = sum(1 for path, text in distinct if not os.path.exists(path) or _read(path) != text)
+    shared = _read(os.path.join(out, "shared.sbatch"))
     lost += int(shared not in set(text for _p, text in same))
     names = sorted(os.listdir(out))
     lost += int(names != sorted(["job%02d.sbatch" % i for i in range(RUNS)] + ["shared.sbatch"]))
