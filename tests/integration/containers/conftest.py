@@ -2,7 +2,8 @@
 
 Session fixtures install what is missing (Debian packages), write containers.conf (the two settings
 this machine needs, see the feasibility notes), start Debian's docker-registry by hand (no systemd)
-on 127.0.0.1 and a free port, and build a tiny base image from busybox-static (Docker Hub is not
+on 127.0.0.1 and a free port (``start_registry`` gives tests registries of their own, with an ``auth:``
+section; apache2-utils provides htpasswd for them), and build a tiny base image from busybox-static (Docker Hub is not
 reachable). The base carries stand-ins for apt-get, python3 and pip that log what they are asked to
 do, so a generated Dockerfile builds offline in seconds; the log is checked by the tests.
 """
