@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: modak developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Run the robustness suite and regenerate docs/robustness.md from what it counted.

@@ -19,6 +19,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
 KILLS = 60
 RUNS = 16
 
+
 def _doc(name, hours=1):
     return {"job": {"job_options": {"job_name": name, "wall_time_limit": "%d:00:00" % hours},
                     "application": {"executable": "./a", "arguments": ["--run", name]},

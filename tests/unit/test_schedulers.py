@@ -133,3 +133,8 @@ def test_local_enforces_walltime_and_redirects():
     assert local.run_prefix(JobOptions(walltime_s=90)) == ["timeout", "--signal=TERM", "--kill-after=30", "90s"]
     assert local.redirect_lines(JobOptions(stdout="o.txt")) == ["exec >o.txt 2>&1"]
     assert local.redirect_lines(JobOptions(stdout="o.txt", stderr="e.txt")) == ["exec >o.txt 2>e.txt"]
+
+
+def test_local_output_named_like_a_descriptor():
+    local = registry.get("local")
+    assert local.redirect_lines(JobOptions(stdout="0", stderr="2.err")) == ["exec >./0 2>./2.err"]

@@ -15,6 +15,7 @@ import os
 import sqlite3
 import time
 
+
 class StoreError(ValueError):
     """The results store cannot be read or written (corrupt file, not a database); the file is left as it is."""
 

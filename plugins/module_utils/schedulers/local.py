@@ -9,6 +9,11 @@ from ansible_collections.sodalite.modak.plugins.module_utils import shell
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import Scheduler
 
 
+def _target(name):
+    """A redirection target; a name starting with a digit gets './' so that it cannot read as a descriptor."""
+    return shell.quote("./" + name if name[:1].isdigit() else name)
+
+
 class Local(Scheduler):
     name = "local"
     prefix = "#"
@@ -39,5 +44,5 @@ class Local(Scheduler):
 
     def redirect_lines(self, options):
         if options.stderr:
-            return ["exec >%s 2>%s" % (shell.quote(options.stdout), shell.quote(options.stderr))]
-        return ["exec >%s 2>&1" % shell.quote(options.stdout)]
+            return ["exec >%s 2>%s" % (_target(options.stdout), _target(options.stderr))]
+        return ["exec >%s 2>&1" % _target(options.stdout)]
