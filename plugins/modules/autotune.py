@@ -168,8 +168,8 @@ def run(module):
     knobs = sorted(dict(request.opt.tuning))
     if module.check_mode:
         candidates, base = tune.candidates_for(request, host)
-        return dict(changed=False, runs=0, planned=[store.config_key(c) for c in search.initial_design(candidates, base)],
-                    default=base, candidates=len(candidates), hw_class=store.hardware_class(host))
+        planned = [store.config_key(c) for c in search.initial_design(candidates, base)]
+        return dict(changed=False, runs=0, planned=planned, default=base, candidates=len(candidates), hw_class=store.hardware_class(host))
     log = []
     chdir = params["chdir"] or (os.path.dirname(os.path.abspath(params["dsl_file"])) if params["dsl_file"] else None)
     result = tune.autotune_request(request, params["results_store"], host, params["interpreter"], chdir,

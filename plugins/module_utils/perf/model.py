@@ -118,7 +118,8 @@ class PerfModel(object):
 
     def as_dict(self):
         return {"kind": self.kind, "hw_class": self.hw_class, "n_records": self.n_records,
-                "n_configs": self.n_configs, "cores": self.cores, "residual_sd": self.residual_sd, "factors": self.factors(),
+                "n_configs": self.n_configs, "cores": self.cores, "residual_sd": self.residual_sd,
+                "factors": self.factors(),
                 "interactions": self.kind == "loglinear" and self.columns is None}
 
 

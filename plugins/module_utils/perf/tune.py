@@ -61,12 +61,13 @@ def run_application(argv, config, cwd=None, timeout=None, env=None, hardware=Non
         proc = subprocess.run(argv, cwd=cwd, env=run_env, capture_output=True, text=True, timeout=timeout,
                               check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise TuneError("%s: %s" % (" ".join(argv), exc))
+        raise TuneError("%s: %s" % (" ".join(argv), exc)) from exc
     record = parse_record(proc.stdout) if proc.returncode == 0 else None
     if record is None:
         raise TuneError("%s (OMP_NUM_THREADS=%d) %s; its error output ends with: %s" % (
             " ".join(argv), config["threads"],
-            "exited with %d" % proc.returncode if proc.returncode else "printed no JSON record with timing.per_sample_s",
+            "exited with %d" % proc.returncode if proc.returncode
+            else "printed no JSON record with timing.per_sample_s",
             (proc.stderr or "")[-1500:]))
     reported = record.get("config")
     if isinstance(reported, dict):
