@@ -28,27 +28,37 @@ OFFICIAL = {
 }
 
 
+def _own_version(img):
+    return img.version
+
+
+def _mpi_version(img):
+    return versions.parse(img.mpi_version) if img.mpi_version else (0,)
+
+
 def _family(opt, app, catalog):
-    """The images of the requested kind, and a phrase that names the request."""
+    """The images of the requested kind, a phrase that names the request, and which version of an
+    image the request's version is compared with (an application image is matched on its MPI version)."""
     if opt.app_type in ("ai_training", "ai_inference"):
         imgs = [i for i in catalog if i.kind == "framework" and i.framework == opt.framework]
-        return imgs, "%s %s" % (opt.framework, opt.version or "(newest)")
+        return imgs, "%s %s" % (opt.framework, opt.version or "(newest)"), _own_version
     if app.app_tag:
         imgs = [i for i in catalog if i.kind == "application" and i.app == app.app_tag]
         if opt.mpi_library:
             imgs = [i for i in imgs if i.mpi == opt.mpi_library] or imgs
         if imgs:
-            return imgs, "application %s" % app.app_tag
+            mpi = " with %s %s" % (opt.mpi_library or "MPI", opt.version) if opt.version else ""
+            return imgs, "application %s%s" % (app.app_tag, mpi), _mpi_version
     library = opt.mpi_library or ("openmpi" if opt.parallelisation == "mpi" else None)
     if library is None:
-        return [], "%s application" % (opt.parallelisation or "HPC")
+        return [], "%s application" % (opt.parallelisation or "HPC"), _own_version
     imgs = [i for i in catalog if i.kind == "mpi" and i.mpi == library]
-    return imgs, "%s %s" % (library, opt.version or "(newest)")
+    return imgs, "%s %s" % (library, opt.version or "(newest)"), _own_version
 
 
-def _reject_reason(img, opt, request, profile):
-    if not request.matches(img.version):
-        return "version %s does not match the request %s" % (img.version_text, request)
+def _reject_reason(img, opt, request, profile, version_of=_own_version):
+    if not request.matches(version_of(img)):
+        return "version %s does not match the request %s" % (versions.render(version_of(img)), request)
     if img.arch != profile.arch:
         return "built for %s, the target is %s" % (img.arch, profile.arch)
     want = opt.accelerator if opt.accelerator in ("nvidia", "amd", "fpga") else "none"
@@ -176,7 +186,7 @@ def choose(req, catalog):
 
     profile = cpu.profile(opt.cpu_type, opt.cpu_isa, opt.cpu_microarch, opt.cpu_features)
     request = versions.VersionRequest(opt.version)
-    family, label = _family(opt, app, catalog)
+    family, label, version_of = _family(opt, app, catalog)
     explanation = ["target CPU: %s, %s (%s)" % (profile.arch, profile.isa, profile.source)]
     explanation.append("looking for %s%s%s" % (
         label,
@@ -188,17 +198,17 @@ def choose(req, catalog):
 
     rejected, fits = [], []
     for img in family:
-        reason = _reject_reason(img, opt, request, profile)
+        reason = _reject_reason(img, opt, request, profile, version_of)
         if reason:
             rejected.append((img.name, reason))
         else:
             fits.append(img)
     if fits:
-        newest = max(request.line_of(i.version) for i in fits)
-        for img in [i for i in fits if request.line_of(i.version) != newest]:
+        newest = max(request.line_of(version_of(i)) for i in fits)
+        for img in [i for i in fits if request.line_of(version_of(i)) != newest]:
             rejected.append((img.name, "release line %s is older than %s, the newest that matches %s"
-                             % (versions.render(request.line_of(img.version)), versions.render(newest), request)))
-        fits = [i for i in fits if request.line_of(i.version) == newest]
+                             % (versions.render(request.line_of(version_of(img))), versions.render(newest), request)))
+        fits = [i for i in fits if request.line_of(version_of(i)) == newest]
     rejected.sort()
     if not fits:
         explanation.extend("rejected %s: %s" % r for r in rejected)

@@ -46,6 +46,39 @@ options:
       - Filled in by the action plugin with the embedded catalog when neither O(catalog) nor O(catalog_data)
         is given.
     type: raw
+  registries:
+    description:
+      - OCI registries (Distribution v2 HTTP API) whose images are added to the catalog. Each image's
+        C(modak.*) labels (written by the C(sodalite.modak.container_build) role) give its attributes.
+      - An unreachable registry gives a warning; the catalog alone is then used.
+    type: list
+    elements: dict
+    suboptions:
+      url:
+        description: Registry base URL, such as C(https://registry.example.org) or C(http://127.0.0.1:5000).
+        type: str
+        required: true
+      username:
+        description: User name for basic authentication (and for the token service of bearer authentication).
+        type: str
+      password:
+        description: Password for O(registries[].username).
+        type: str
+      token:
+        description: A bearer token to send as it is.
+        type: str
+      validate_certs:
+        description: Verify the registry's TLS certificate.
+        type: bool
+        default: true
+      timeout:
+        description: Seconds to wait for each request.
+        type: float
+        default: 10.0
+      repositories:
+        description: Only these repositories (default all that the registry lists).
+        type: list
+        elements: str
   results_store:
     description:
       - Path of a benchmark results store (SQLite, or JSON lines) on the host that runs the module, as
@@ -76,6 +109,15 @@ EXAMPLES = r"""
     dsl_file: examples/pytorch-cpu-slurm.yaml
     output_dir: out
   register: optimised
+
+- name: Optimise with the images of a site registry added to the embedded catalog
+  sodalite.modak.optimise:
+    dsl_file: examples/pytorch-cpu-slurm.yaml
+    output_dir: out
+    registries:
+      - url: https://registry.example.org
+        username: modak
+        password: "{{ registry_password }}"
 
 - name: Show the chosen image and why
   ansible.builtin.debug:
@@ -177,16 +219,32 @@ import traceback
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline, registry_catalog
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
 
 
 def _catalog(params):
+    """The catalog file or data, plus the images discovered in the given registries; and warnings."""
     if params["catalog"]:
-        return ImageCatalog.from_file(params["catalog"])
-    return ImageCatalog.from_data(params["catalog_data"] or [], "catalog_data")
+        base = ImageCatalog.from_file(params["catalog"])
+    else:
+        base = ImageCatalog.from_data(params["catalog_data"] or [], "catalog_data")
+    images, warnings = list(base.images), []
+    names = set(image.name for image in images)
+    for reg in params["registries"] or ():
+        found, said = registry_catalog.load(reg["url"], reg["username"], reg["password"], reg["token"],
+                                            reg["validate_certs"], reg["timeout"], reg["repositories"])
+        warnings.extend(said)
+        for image in found:
+            if image.name in names:
+                warnings.append("registry %s: image %s is already in the catalog; kept the catalog's" % (
+                    reg["url"], image.name))
+                continue
+            names.add(image.name)
+            images.append(image)
+    return ImageCatalog(images, base.source), warnings
 
 
 def _image(result):
@@ -204,7 +262,9 @@ def run(module):
     records = host = None
     if params["results_store"]:
         records, host = perf_store.load(params["results_store"]), perf_store.local_hardware()
-    result = pipeline.optimise(document, _catalog(params), records, host)
+    images, catalog_warnings = _catalog(params)
+    result = pipeline.optimise(document, images, records, host)
+    result.warnings[:0] = catalog_warnings
     if not module.check_mode:
         files.ensure_dir(params["output_dir"])
     path = files.target_path(params["output_dir"], result.script.filename)
@@ -240,6 +300,15 @@ def main():
             catalog=dict(type="path"),
             catalog_data=dict(type="raw"),
             results_store=dict(type="path"),
+            registries=dict(type="list", elements="dict", options=dict(
+                url=dict(type="str", required=True),
+                username=dict(type="str"),
+                password=dict(type="str", no_log=True),
+                token=dict(type="str", no_log=True),
+                validate_certs=dict(type="bool", default=True),
+                timeout=dict(type="float", default=10.0),
+                repositories=dict(type="list", elements="str"),
+            )),
         ),
         required_one_of=[("dsl", "dsl_file")],
         mutually_exclusive=[("dsl", "dsl_file"), ("catalog", "catalog_data")],

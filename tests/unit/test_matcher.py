@@ -181,3 +181,13 @@ def test_embedded_catalog_is_large_and_varied(catalog):
     assert {"tensorflow", "pytorch", "mxnet", "jax", "openmpi", "mpich"} <= frameworks
     assert {i.accelerator for i in catalog} == {"none", "nvidia", "amd"}
     assert {i.uri.split("://")[0] for i in catalog} >= {"docker", "library"}
+
+
+def test_oras_and_local_sif_references(catalog):
+    doc = {"job": {"application": {"executable": "./m", "mpi_ranks": 4}, "target": {"job_scheduler_type": "slurm"},
+                   "optimisation": {"app_type": "hpc", "opt_build": {"cpu_type": "x86", "cpu_isa": "x86-64-v4"},
+                                    "app_type-hpc": {"config": {"parallelisation": "mpi"},
+                                                     "parallelisation-mpi": {"library": "openmpi", "version": "4.1"}}}}}
+    assert choose(doc, catalog).uri == "oras://ghcr.io/modakopt/modak-sif:openmpi-4.1.6-x86-64-v4"
+    lammps = with_(with_(doc, "job.application.app_tag", "lammps"), "job.optimisation.opt_build.cpu_isa", "x86-64-v3")
+    assert choose(lammps, catalog).uri == "/apps/containers/lammps_2Aug2023_openmpi.sif"

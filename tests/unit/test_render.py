@@ -151,3 +151,18 @@ def test_hostile_arguments_stay_data_when_the_script_runs(catalog, tmp_path):
     subprocess.run(["bash", str(script)], cwd=str(tmp_path), check=True)
     assert (tmp_path / "out.txt").read_text().splitlines() == HOSTILE
     assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
+
+
+def test_oras_images_are_pulled_and_local_sif_used_in_place(catalog):
+    doc = {"job": {"application": {"executable": "./m", "app_tag": "lammps", "mpi_ranks": 2},
+                   "target": {"job_scheduler_type": "slurm"},
+                   "optimisation": {"app_type": "hpc", "opt_build": {"cpu_type": "x86", "cpu_isa": "x86-64-v3"},
+                                    "app_type-hpc": {"config": {"parallelisation": "mpi"},
+                                                     "parallelisation-mpi": {"version": "4.1"}}}}}
+    text = script_of(doc, catalog)
+    assert "IMAGE=/apps/containers/lammps_2Aug2023_openmpi.sif" in text and "pull" not in text
+    doc = with_(doc, "job.application.app_tag", None)
+    doc = with_(doc, "job.optimisation.opt_build.cpu_isa", "x86-64-v4")
+    text = script_of(doc, catalog)
+    assert ("apptainer pull --force \"$IMAGE.part.$$\" oras://ghcr.io/modakopt/modak-sif:openmpi-4.1.6-x86-64-v4"
+            in text)

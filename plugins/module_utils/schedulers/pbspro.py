@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
-    Scheduler, hms, opt, pbs_begin, pbs_events, pbs_job_name)
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import hms, opt
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import PbsFamily
 
 
 def select(options, settings, warnings):
@@ -38,33 +38,19 @@ def array(spec, warnings):
     return "-J %s-%s%s" % (match.group(1), match.group(2), match.group(3) or "")
 
 
-class PbsPro(Scheduler):
+class PbsPro(PbsFamily):
     name = "pbspro"
-    prefix = "#PBS"
-    extension = ".pbs"
-    submit_dir_var = "PBS_O_WORKDIR"
-    default_launcher = "mpirun"
 
     def directives(self, options, settings):
         warnings = []
         place = "scatter:excl" if options.exclusive else ("scatter" if settings.nodes > 1 else None)
         lines = [
-            "-N %s" % pbs_job_name(options.job_name),
+            self.name_line(options),
             "-l %s" % select(options, settings, warnings),
             opt("-l place={0}", place),
             opt("-l walltime={0}", hms(options.walltime_s) if options.walltime_s else None),
-            opt("-q {0}", options.queue),
-            opt("-A {0}", options.account),
             array(options.array, warnings) if options.array else "",
-            opt("-W depend={0}", ",".join(options.dependency) if options.dependency else None),
-            opt("-a {0}", pbs_begin(options.begin) if options.begin else None),
-            opt("-m {0}", pbs_events(options.mail_events) if options.mail_events else None),
-            opt("-M {0}", options.mail_user if options.mail_events else None),
-            "-V" if options.export_all else "",
-            opt("-v {0}", options.export_vars),
-            "-o %s" % options.stdout,
-            "-e %s" % options.stderr if options.stderr else "-j oe",
-        ]
+        ] + self.common_lines(options)
         lines.extend(options.extra_directives)
         for field, value in (("qos", options.qos), ("architecture_constraint", options.constraint),
                              ("request_specific_nodes", options.nodelist)):

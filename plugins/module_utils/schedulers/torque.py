@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
-    Scheduler, hms, opt, pbs_begin, pbs_events, pbs_job_name)
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import hms, opt
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import PbsFamily
 
 
 def nodes(options, settings, warnings):
@@ -25,35 +25,21 @@ def nodes(options, settings, warnings):
     return spec
 
 
-class Torque(Scheduler):
+class Torque(PbsFamily):
     name = "torque"
-    prefix = "#PBS"
-    extension = ".pbs"
-    submit_dir_var = "PBS_O_WORKDIR"
-    default_launcher = "mpirun"
 
     def directives(self, options, settings):
         warnings = []
         lines = [
-            "-N %s" % pbs_job_name(options.job_name),
+            self.name_line(options),
             "-l %s" % nodes(options, settings, warnings),
             opt("-l walltime={0}", hms(options.walltime_s) if options.walltime_s else None),
             opt("-l mem={0}mb", options.mem_mb),
             opt("-l pmem={0}mb", options.mem_per_cpu_mb),
-            opt("-q {0}", options.queue),
-            opt("-A {0}", options.account),
             opt("-l qos={0}", options.qos),
             opt("-t {0}", options.array),
-            opt("-W depend={0}", ",".join(options.dependency) if options.dependency else None),
-            opt("-a {0}", pbs_begin(options.begin) if options.begin else None),
             "-n" if options.exclusive else "",
-            opt("-m {0}", pbs_events(options.mail_events) if options.mail_events else None),
-            opt("-M {0}", options.mail_user if options.mail_events else None),
-            "-V" if options.export_all else "",
-            opt("-v {0}", options.export_vars),
-            "-o %s" % options.stdout,
-            "-e %s" % options.stderr if options.stderr else "-j oe",
-        ]
+        ] + self.common_lines(options)
         lines.extend(options.extra_directives)
         if options.nodelist:
             warnings.append("Torque takes host lists as nodes=host1+host2; request_specific_nodes '%s' was left out "

@@ -11,6 +11,8 @@ the script ends), ``<id>.cancelled`` (written by a cancel); output goes to ``<ch
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import signal
 import subprocess
 import time
@@ -22,6 +24,27 @@ STATE_DIR = ".modak"
 # $$ is this bash's pid, which is the job id (the process leads its own session: start_new_session).
 WRAPPER = ('bash "$0" >"$2.o$$" 2>"$2.e$$" </dev/null; rc=$?; '
            'printf "%s\\n" "$rc" >"$1/$$.rc.tmp" && mv -f "$1/$$.rc.tmp" "$1/$$.rc"')
+
+
+# a modak local script redirects its own output: exec >job.out 2>&1 (or 2>job.err)
+_REDIRECT = re.compile(r"^exec >(\S+) 2>(&1|\S+)$", re.M)
+
+
+def declared_outputs(script):
+    """The files a local script sends its output to (relative to its directory), or (None, None)."""
+    try:
+        with open(script) as handle:
+            match = _REDIRECT.search(handle.read(65536))
+    except (IOError, OSError, UnicodeDecodeError):
+        return None, None
+    if not match:
+        return None, None
+    try:
+        out = shlex.split(match.group(1))[0]
+        err = out if match.group(2) == "&1" else shlex.split(match.group(2))[0]
+    except (ValueError, IndexError):
+        return None, None
+    return out, err
 
 
 def submit_argv(script, state_dir, prefix):
@@ -71,8 +94,9 @@ class Local(object):
         except OSError as exc:
             raise SubmitError("cannot start bash: %s" % exc, cmd=argv)
         job_id = str(proc.pid)
+        out, err = declared_outputs(script)
         with open(self._file(job_id, "pid"), "w") as handle:
-            handle.write("%s\n%s\n" % (job_id, name))
+            handle.write("%s\n%s\n%s\n%s\n" % (job_id, name, out or "", err or ""))
         return job_id
 
     def cancel(self, job_id):
@@ -95,6 +119,9 @@ class Local(object):
         name = lines[1] if len(lines) > 1 else self.job_name
         stdout = os.path.join(self.chdir, "%s.o%s" % (name, job_id))
         stderr = os.path.join(self.chdir, "%s.e%s" % (name, job_id))
+        if len(lines) > 3 and lines[2]:  # the script redirects its own output (a modak local script)
+            stdout = os.path.join(self.chdir, lines[2])
+            stderr = os.path.join(self.chdir, lines[3] or lines[2])
         started = os.path.getmtime(self._file(job_id, "pid"))
         rc_file = self._file(job_id, "rc")
         cancelled = os.path.exists(self._file(job_id, "cancelled"))

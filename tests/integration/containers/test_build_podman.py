@@ -124,6 +124,24 @@ def test_registry_discovery_and_optimise_chooses_the_pushed_image(built, registr
     assert built["push"] in after.script.text
 
 
+def test_optimise_module_reads_the_registry(root, built, registry, tmp_path):
+    """The optimise module with `registries`: the pushed image joins the embedded catalog and wins;
+    an unreachable registry is a warning, not a failure."""
+    result_file = tmp_path / "result.json"
+    extra = {"dsl": DSL, "output_dir": str(tmp_path / "out"), "result_file": str(result_file),
+             "registries": [{"url": registry["url"]}, {"url": "http://127.0.0.1:9", "timeout": 2}]}
+    varsfile = tmp_path / "vars.json"
+    varsfile.write_text(json.dumps(extra))
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(root, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([os.path.join(root, ".venv", "bin", "ansible-playbook"), "-e", "@%s" % varsfile,
+                           os.path.join(root, "tests", "integration", "playbooks", "optimise_task.yml")],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(result_file.read_text())
+    assert data["image"]["uri"] == built["push"] and data["image"]["framework"] == "pytorch"
+    assert any("127.0.0.1:9" in w and "not read" in w for w in data["modak_warnings"])
+
+
 def test_failed_build_keeps_the_previous_image(root, built, tmp_path):
     image = "localhost/modak/keep-me:1"
     subprocess.run(["podman", "tag", "localhost/modak-test-base:latest", image], check=True)

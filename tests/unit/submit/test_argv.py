@@ -93,3 +93,15 @@ def test_digest_covers_content_and_arguments():
     assert digest("a") == digest("a")
     assert digest("a") != digest("b")
     assert digest("a", ["-p", "x"]) != digest("a", ["-px"])
+
+
+def test_local_scripts_declare_their_own_output_files(tmp_path):
+    from ansible_collections.sodalite.modak.plugins.module_utils.submit.local import declared_outputs
+    script = tmp_path / "a.sh"
+    script.write_text("#!/bin/bash\n# modak: local run of job a\nset -eo pipefail\nexec >a.out 2>&1\n./x\n")
+    assert declared_outputs(str(script)) == ("a.out", "a.out")
+    script.write_text("#!/bin/bash\nexec >logs/a.out 2>a.err\n")
+    assert declared_outputs(str(script)) == ("logs/a.out", "a.err")
+    script.write_text("#!/bin/bash\necho hi\n")
+    assert declared_outputs(str(script)) == (None, None)
+    assert declared_outputs(str(tmp_path / "missing.sh")) == (None, None)
