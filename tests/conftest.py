@@ -22,3 +22,25 @@ def root():
 @pytest.fixture(scope="session")
 def catalog():
     return ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml"))
+
+
+def _figures():
+    sys.path.insert(0, os.path.join(ROOT, "tests", "robustness"))
+    import figures  # pylint: disable=import-outside-toplevel
+    return figures
+
+
+def pytest_sessionstart(session):
+    """The robustness counters start empty on every run (on the controller when tests run in parallel)."""
+    if not hasattr(session.config, "workerinput"):
+        _figures().reset()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Write tests/output/robustness.json, and docs/robustness.md when the whole robustness suite ran."""
+    del exitstatus
+    if not hasattr(session.config, "workerinput"):
+        figures = _figures()
+        found = figures.collect()
+        if found:
+            figures.write(found)

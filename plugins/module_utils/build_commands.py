@@ -17,10 +17,10 @@ from ansible_collections.sodalite.modak.plugins.module_utils.errors import Modak
 ENGINES = ("apptainer", "singularity", "podman", "buildah", "charliecloud")
 SIF_ENGINES = ("apptainer", "singularity")
 LABEL_HASH = "modak.recipe.sha256"
-_IMAGE = re.compile(r"^[A-Za-z0-9/][A-Za-z0-9._/:@-]{0,255}$")
-_DEST = re.compile(r"^(docker|oras)://[A-Za-z0-9][A-Za-z0-9._/:@-]{0,255}$")
-_SHA = re.compile(r"^[0-9a-f]{64}$")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_IMAGE = re.compile(r"^[A-Za-z0-9/][A-Za-z0-9._/:@-]{0,255}\Z")
+_DEST = re.compile(r"^(docker|oras)://[A-Za-z0-9][A-Za-z0-9._/:@-]{0,255}\Z")
+_SHA = re.compile(r"^[0-9a-f]{64}\Z")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 
 
 class BuildError(ModakError):
@@ -115,7 +115,7 @@ def skopeo_copy_argv(image, dest, tls_verify=True):
 def job_script(name, steps, cpus=8, walltime="04:00:00", workdir=None):
     """A Slurm job script running the argv ``steps`` in order (for sites that forbid builds on login nodes)."""
     name = _check(_NAME, name, "job name")
-    if not re.match(r"^\d{1,3}:\d{2}:\d{2}$", walltime):
+    if not re.match(r"^\d{1,3}:\d{2}:\d{2}\Z", walltime):
         raise BuildError("walltime %r is not HH:MM:SS" % walltime)
     lines = ["#!/bin/bash",
              "#SBATCH --job-name=%s" % name,
@@ -138,6 +138,9 @@ def plan(engine, recipe, image, context=".", fakeroot=False, recipe_sha256=None,
     """Every command of one build, and the job script that runs them."""
     if engine not in ENGINES:
         raise BuildError("unknown build engine %r (one of %s)" % (engine, ", ".join(ENGINES)))
+    for what, path in (("recipe", recipe), ("context", context)):
+        if not path or shell.has_line_break(path):
+            raise BuildError("%s %r is not allowed: a path without control characters or line breaks" % (what, path))
     out = {
         "build_argv": build_argv(engine, recipe, image, context, fakeroot, recipe_sha256),
         "finalise_argv": finalise_argv(engine, image),

@@ -37,6 +37,7 @@ except ImportError:  # pragma: no cover - reported by the module
 MAX_BYTES = 1024 * 1024  # a DSL document is small; anything larger is refused unread
 MAX_DEPTH = 32
 MAX_NODES = 20000
+MAX_SPLIT = 16384
 
 SLURM_EVENTS = ("NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "INVALID_DEPEND", "STAGE_OUT",
                 "TIME_LIMIT", "TIME_LIMIT_90", "TIME_LIMIT_80", "TIME_LIMIT_50", "ARRAY_TASKS")
@@ -116,12 +117,53 @@ def load_file(path):
 
 # ---------------------------------------------------------------- schema errors
 
+_PATTERNS = {}
+
+
+def end_anchored(pattern):
+    """The schema's pattern with JSON Schema (ECMA 262) meaning: '$' is the end of the text.
+
+    Python's '$' also matches before a final newline, which let 'job\\n' through every '^...$' pattern.
+    """
+    if pattern not in _PATTERNS:
+        out, escaped, in_class = [], False, False
+        for char in pattern:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == "[" and not in_class:
+                in_class = True
+            elif char == "]" and in_class:
+                in_class = False
+            elif char == "$" and not in_class:
+                char = "\\Z"
+            out.append(char)
+        _PATTERNS[pattern] = re.compile("".join(out))
+    return _PATTERNS[pattern]
+
+
+def _pattern_keyword(validator, pattern, instance, _schema):
+    if validator.is_type(instance, "string") and not end_anchored(pattern).search(instance):
+        yield jsonschema.ValidationError("%r does not match %r" % (instance, pattern))
+
+
+_VALIDATOR = []
+
+
+def _validator():
+    if not _VALIDATOR:
+        cls = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _pattern_keyword})
+        _VALIDATOR.append(cls(schema.SCHEMA))
+    return _VALIDATOR[0]
+
+
 def _sub_schema(error):
     return error.schema if isinstance(error.schema, dict) else {}
 
 
 def _problems_from_schema(doc):
-    validator = jsonschema.Draft202012Validator(schema.SCHEMA)
+    validator = _validator()
     problems = []
     for error in sorted(validator.iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path]):
         where = list(error.absolute_path)
@@ -172,7 +214,7 @@ def walltime_seconds(value):
     if isinstance(value, int):
         return value
     text = str(value).strip()
-    iso = re.match(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$", text)
+    iso = re.match(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?\Z", text)
     if iso:
         d, h, m, s = (int(g or 0) for g in iso.groups())
         return ((d * 24 + h) * 60 + m) * 60 + s
@@ -207,7 +249,7 @@ def mail_events(text):
     words = [w.strip().upper() for w in str(text).split(",") if w.strip()]
     if all(w in SLURM_EVENTS for w in words):
         return tuple(words)
-    if "," not in text and re.match(r"^[abenABEN]+$", text):
+    if "," not in text and re.match(r"^[abenABEN]+\Z", text):
         return tuple(PBS_LETTERS[c] for c in text.lower())
     bad = [w for w in words if w not in SLURM_EVENTS]
     guess = nearest(bad[0], SLURM_EVENTS) if bad else None
@@ -263,7 +305,8 @@ def _semantic_problems(doc):
 
     for key in ("executable", "arguments"):
         value = app.get(key)
-        if isinstance(value, str):
+        # shlex is quadratic in the token length: only split what the schema lets through (16 KiB at most)
+        if isinstance(value, str) and len(value) <= MAX_SPLIT:
             try:
                 shell.split_words(value)
             except ValueError as exc:
@@ -458,7 +501,7 @@ def build_request(doc):
     environment = tuple(sorted((k, v if isinstance(v, str) else json.dumps(v))
                                for k, v in (raw_app.get("environment") or {}).items()))
     binds = list(raw_app.get("bind_paths") or ())
-    if opt and opt.data_location and re.match(schema.ABS_PATH, opt.data_location) and opt.data_location not in binds:
+    if opt and opt.data_location and end_anchored(schema.ABS_PATH).match(opt.data_location) and opt.data_location not in binds:
         binds.append(opt.data_location)
         notes.append("the data location %s is bound into the container" % opt.data_location)
     build = raw_app.get("build")

@@ -6,6 +6,10 @@
 from __future__ import annotations
 
 import difflib
+import json
+import re
+
+_PLAIN_KEY = re.compile(r"^[^.\[\]\s\"]+$")
 
 
 class DslProblem(object):
@@ -76,11 +80,16 @@ def nearest(word, choices):
 
 
 def path_str(parts):
-    """Render a path given as a sequence of keys and indexes: ('job', 'a', 2) -> 'job.a[2]'."""
+    """Render a path given as a sequence of keys and indexes: ('job', 'a', 2) -> 'job.a[2]'.
+
+    A key that is empty or would read as path syntax is shown quoted (``job[""]``), so a path is never empty.
+    """
     out = ""
     for part in parts:
-        if isinstance(part, int):
+        if isinstance(part, int) and not isinstance(part, bool):
             out += "[%d]" % part
+        elif not _PLAIN_KEY.match(str(part)):
+            out += "[%s]" % json.dumps(str(part))
         elif out:
             out += "." + str(part)
         else:

@@ -12,7 +12,7 @@ import tempfile
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
 
-_FILENAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,200}$")
+_FILENAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,200}\Z")
 
 
 def target_path(output_dir, filename):

@@ -66,35 +66,57 @@ class Registry(object):
         if requests is None:
             raise RegistryError("the requests library is needed to read a registry")
         self.url = url.rstrip("/")
-        if not re.match(r"^https?://[A-Za-z0-9.-]+(:\d+)?(/[A-Za-z0-9._/-]*)?$", self.url):
+        if not re.match(r"^https?://[A-Za-z0-9.-]+(:\d+)?(/[A-Za-z0-9._/-]*)?\Z", self.url):
             raise RegistryError("registry url %r must be http(s)://host[:port]" % url)
         self.host = self.url.split("://", 1)[1].split("/", 1)[0]
         self.username, self.password, self.token = username, password, token
         self.verify, self.timeout = verify, timeout
         self.session = session or requests.Session()
+        self._tokens = {}  # scope -> bearer token from the token service
+        self._bearer = False
 
-    def _auth_headers(self):
-        return {"Authorization": "Bearer %s" % self.token} if self.token else {}
+    @staticmethod
+    def _scope(path):
+        """The token scope a GET of ``path`` needs (tokens are kept per scope)."""
+        if path.startswith("/v2/_catalog"):
+            return "registry:catalog:*"
+        match = re.match(r"^/v2/(.+)/(?:tags|manifests|blobs)/", path)
+        return "repository:%s:pull" % match.group(1) if match else ""
 
     def _fetch_token(self, challenge):
         params = dict(_CHALLENGE.findall(challenge))
-        realm = params.pop("realm", None)
+        realm = params.get("realm")
         if not realm:
             raise RegistryError("the registry asked for a bearer token without naming its realm")
+        # only what the token service needs: never the challenge's error="insufficient_scope"
+        query = dict((k, params[k]) for k in ("service", "scope") if params.get(k))
         auth = (self.username, self.password) if self.username else None
-        resp = self.session.get(realm, params=params, auth=auth, verify=self.verify, timeout=self.timeout)
+        try:
+            resp = self.session.get(realm, params=query, auth=auth, verify=self.verify, timeout=self.timeout)
+        except requests.exceptions.RequestException as exc:
+            raise RegistryError("cannot reach the token service %s: %s" % (realm, exc.__class__.__name__))
+        if resp.status_code == 401:
+            raise RegistryError("the token service %s refused the credentials (401)" % realm)
         if resp.status_code != 200:
             raise RegistryError("the token service %s answered %d" % (realm, resp.status_code))
-        body = resp.json()
-        self.token = body.get("token") or body.get("access_token")
-        if not self.token:
+        try:
+            body = resp.json()
+        except ValueError:
+            raise RegistryError("the token service %s did not answer JSON" % realm)
+        token = (body.get("token") or body.get("access_token")) if isinstance(body, dict) else None
+        if not token:
             raise RegistryError("the token service %s returned no token" % realm)
+        return token
 
     def get(self, path, accept=None, params=None):
-        headers = {"Accept": accept} if accept else {}
+        scope = self._scope(path)
         for attempt in range(2):
-            headers.update(self._auth_headers())
-            auth = (self.username, self.password) if self.username and not self.token else None
+            headers = {"Accept": accept} if accept else {}
+            token = self._tokens.get(scope) or self.token
+            if token:
+                headers["Authorization"] = "Bearer %s" % token
+            # basic credentials go to the registry only while it has not asked for bearer tokens
+            auth = (self.username, self.password) if self.username and not token and not self._bearer else None
             try:
                 resp = self.session.get(self.url + path, headers=headers, params=params, auth=auth,
                                         verify=self.verify, timeout=self.timeout)
@@ -105,9 +127,14 @@ class Registry(object):
                 raise RegistryError("cannot reach the registry %s: %s" % (self.url, exc.__class__.__name__))
             challenge = resp.headers.get("WWW-Authenticate", "")
             if resp.status_code == 401 and attempt == 0 and challenge.lower().startswith("bearer"):
-                self._fetch_token(challenge[len("bearer"):].strip())
+                self._bearer = True
+                self._tokens[scope] = self._fetch_token(challenge[len("bearer"):].strip())
                 continue
+            if resp.status_code == 401 and attempt == 1:
+                raise RegistryError("the registry %s refused the token of its token service (401)" % self.url)
             if resp.status_code == 401:
+                if not (self.username or self.token):
+                    raise RegistryError("the registry %s needs credentials (401)" % self.url)
                 raise RegistryError("the registry %s refused the credentials (401)" % self.url)
             if resp.status_code != 200:
                 raise RegistryError("GET %s%s answered %d" % (self.url, path, resp.status_code))

@@ -8,17 +8,39 @@ from __future__ import annotations
 import re
 import shlex
 
-_SAFE = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+$")
+_SAFE = re.compile(r"^[A-Za-z0-9_@%+=:,./-]+\Z")
 # characters that end a line for some reader of the script (bash, editors, Python)
 _LINE_BREAKS = re.compile("[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]")
 
 
 def quote(value):
-    """Quote one word for bash; plain words stay readable."""
+    """Quote one word for bash; plain words stay readable.
+
+    A value holding a line break or another control character (a multi-line build command) becomes one
+    ANSI-C quoted word (``$'a\\nb'``), so every line of a generated script is a whole line for any reader:
+    bash, sbatch/qsub looking for directives, editors.
+    """
     text = str(value)
     if _SAFE.match(text):
         return text
+    if has_line_break(text):
+        return ansi_c(text)
     return shlex.quote(text)
+
+
+def ansi_c(text):
+    """Bash ``$'...'`` quoting; control characters and Unicode line separators as UTF-8 byte escapes."""
+    out = []
+    for char in text:
+        if char == "\\":
+            out.append("\\\\")
+        elif char == "'":
+            out.append("\\'")
+        elif _LINE_BREAKS.match(char):
+            out.append("".join("\\x%02x" % b for b in char.encode("utf-8")))
+        else:
+            out.append(char)
+    return "$'%s'" % "".join(out)
 
 
 def join(argv):

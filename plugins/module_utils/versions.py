@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-_VERSION = re.compile(r"^v?(\d+(?:\.\d+){0,3})$")
-_CLAUSE = re.compile(r"^(==|>=|<=|>|<|~=|=)?\s*v?(\d+(?:\.\d+){0,3})$")
+_VERSION = re.compile(r"^v?(\d+(?:\.\d+){0,3})\Z")
+_CLAUSE = re.compile(r"^(==|>=|<=|>|<|~=|=)?\s*v?(\d+(?:\.\d+){0,3})\Z")
 _ANY = ("", "*", "latest", "any")
 
 

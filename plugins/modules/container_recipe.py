@@ -56,6 +56,8 @@ attributes:
     support: full
 notes:
   - Idempotent; a second run with the same input reports no change.
+  - Ansible templates task arguments, so an inline O(dsl) is templated before this module runs; use O(dsl_file)
+    (never templated) for documents you did not write. The module itself never evaluates a template.
 seealso:
   - module: sodalite.modak.container_build_plan
 author:

@@ -94,6 +94,11 @@ attributes:
     support: full
     description: Shows the difference between the existing and the new job script.
 notes:
+  - Ansible templates task arguments before any module runs. A DSL given inline through O(dsl) (in the play,
+    or from plain vars or vars files) is therefore templated by Ansible, and a C(pipe) lookup inside C({{ }})
+    in it runs on the controller before this module sees it. For documents you did not write, use
+    O(dsl_file) (read by the module, never templated) or mark the values C(!unsafe); the module itself never
+    evaluates a template.
   - Run it on the controller (C(delegate_to=localhost)) and copy the script to the cluster, as the
     C(sodalite.modak.optimised_job) role does.
 requirements:

@@ -15,6 +15,10 @@ import os
 import sqlite3
 import time
 
+class StoreError(ValueError):
+    """The results store cannot be read or written (corrupt file, not a database); the file is left as it is."""
+
+
 KNOBS = ("threads", "batch_size", "precision", "channels_last", "compile", "onednn")
 CLASS_FLAGS = ("amx_bf16", "avx512_bf16", "avx512_fp16", "avx512f", "avx2", "sve", "bf16")
 BUSY_TIMEOUT_S = 60.0
@@ -83,10 +87,15 @@ def connect(path):
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute(_DDL)
             break
-        except sqlite3.OperationalError:
-            if attempt == 49:
-                raise
+        except sqlite3.OperationalError as exc:
+            if attempt == 49 or "locked" not in str(exc) and "busy" not in str(exc):
+                conn.close()
+                raise StoreError("the results store %s cannot be opened: %s" % (path, exc))
             time.sleep(0.05 * (attempt + 1))
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise StoreError("the results store %s is not a readable SQLite database (%s); it was left untouched"
+                             % (path, exc))
     return conn
 
 
@@ -134,6 +143,8 @@ def load(path, hw_class=None, workload=None):
         conn = connect(path)
         try:
             records = [json.loads(row[0]) for row in conn.execute("SELECT record FROM runs ORDER BY id")]
+        except (sqlite3.DatabaseError, ValueError) as exc:
+            raise StoreError("the results store %s is corrupt (%s); it was left untouched" % (path, exc))
         finally:
             conn.close()
     out = []
@@ -147,12 +158,19 @@ def load(path, hw_class=None, workload=None):
 
 
 def load_jsonl(path):
-    with open(path) as handle:
-        text = handle.read()
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        return json.loads(stripped)
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        stripped = text.lstrip()
+        if stripped.startswith("["):
+            records = json.loads(stripped)
+        else:
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise StoreError("the results file %s is not JSON lines (%s)" % (path, exc))
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise StoreError("the results file %s does not hold records (JSON objects)" % path)
+    return records
 
 
 def classes(records):

@@ -19,15 +19,15 @@ from typing import Tuple
 from ansible_collections.sodalite.modak.plugins.module_utils import shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
 
-IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,255}$")
-PACKAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+_-]{0,127}$")
-PIP_SPEC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[a-z0-9,_-]+\])?((==|>=|<=|~=)[0-9][0-9.*]*)?$")
-VERSION = re.compile(r"^\d+(\.\d+){0,3}$")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
-LABEL_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
-URL = re.compile(r"^https://[A-Za-z0-9._~/:@%+-]{1,512}$")
-FLAG = re.compile(r"^-m(arch|cpu|tune)=[a-z0-9._-]{1,64}$")
-ONE_LINE = re.compile("^[^\x00-\x1f\x7f\x85\u2028\u2029]*$")
+IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,255}\Z")
+PACKAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+_-]{0,127}\Z")
+PIP_SPEC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[a-z0-9,_-]+\])?((==|>=|<=|~=)[0-9][0-9.*]*)?\Z")
+VERSION = re.compile(r"^\d+(\.\d+){0,3}\Z")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
+LABEL_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}\Z")
+URL = re.compile(r"^https://[A-Za-z0-9._~/:@%+-]{1,512}\Z")
+FLAG = re.compile(r"^-m(arch|cpu|tune)=[a-z0-9._-]{1,64}\Z")
+ONE_LINE = re.compile("^[^\x00-\x1f\x7f\x85\u2028\u2029]*\\Z")
 
 
 class RecipeError(ModakError):
@@ -336,7 +336,7 @@ class MathLibs(Block):
     def __init__(self, libraries, framework=None, instructions=None):
         self.libraries = tuple(sorted(set(libraries)))
         self.framework = framework
-        self.instructions = check(re.compile(r"^[A-Z0-9_]{1,32}$"), instructions, "MKL instructions") \
+        self.instructions = check(re.compile(r"^[A-Z0-9_]{1,32}\Z"), instructions, "MKL instructions") \
             if instructions else None
 
     def primitives(self):
@@ -486,7 +486,7 @@ class Labels(Block):
             if isinstance(value, (list, tuple)):
                 value = ",".join(str(v) for v in value)
             name = check(LABEL_KEY, self.PREFIX + key, "label")
-            pairs.append((name, check(re.compile(r"^[A-Za-z0-9_.,:/@+-]{1,256}$"), value, "label value")))
+            pairs.append((name, check(re.compile(r"^[A-Za-z0-9_.,:/@+-]{1,256}\Z"), value, "label value")))
         self.pairs = tuple(pairs)
 
     def primitives(self):
@@ -513,7 +513,7 @@ class RunscriptBlock(Block):
     title = "runscript"
 
     def __init__(self, default_argv):
-        self.default_argv = tuple(check(re.compile(r"^[A-Za-z0-9_./-]{1,256}$"), a, "runscript word")
+        self.default_argv = tuple(check(re.compile(r"^[A-Za-z0-9_./-]{1,256}\Z"), a, "runscript word")
                                   for a in default_argv)
 
     def primitives(self):

@@ -28,7 +28,7 @@ def select(options, settings, warnings):
 
 
 def array(spec, warnings):
-    match = re.match(r"^(\d+)-(\d+)(:\d+)?(%\d+)?$", spec)
+    match = re.match(r"^(\d+)-(\d+)(:\d+)?(%\d+)?\Z", spec)
     if not match:
         warnings.append("PBS Pro arrays are one range 'start-end[:step]'; job_array %s is not expressible "
                         "and was left out" % spec)

@@ -17,7 +17,7 @@ def nodes(options, settings, warnings):
     if settings.gpus:
         spec += ":gpus=%d" % settings.gpus
     if options.constraint:
-        if re.match(r"^[A-Za-z0-9_.-]+$", options.constraint):
+        if re.match(r"^[A-Za-z0-9_.-]+\Z", options.constraint):
             spec += ":%s" % options.constraint
         else:
             warnings.append("Torque node properties are plain words; constraint '%s' was left out"

@@ -66,7 +66,7 @@ def elapsed_seconds(text):
     """Slurm/PBS durations '[D-]HH:MM:SS', 'MM:SS' or 'SS' -> int seconds (None if not parseable)."""
     if text is None:
         return None
-    match = re.match(r"^(?:(\d+)-)?(\d+(?::\d+){0,2})(?:\.\d+)?$", text.strip())
+    match = re.match(r"^(?:(\d+)-)?(\d+(?::\d+){0,2})(?:\.\d+)?\Z", text.strip())
     if not match:
         return None
     seconds = 0

@@ -2,13 +2,15 @@
 
 Session fixtures install what is missing (Debian packages), write containers.conf (the two settings
 this machine needs, see the feasibility notes), start Debian's docker-registry by hand (no systemd)
-on 127.0.0.1 and a free port, and build a tiny base image from busybox-static (Docker Hub is not
+on 127.0.0.1 and a free port (``start_registry`` gives tests registries of their own, with an ``auth:``
+section; apache2-utils provides htpasswd for them), and build a tiny base image from busybox-static (Docker Hub is not
 reachable). The base carries stand-ins for apt-get, python3 and pip that log what they are asked to
 do, so a generated Dockerfile builds offline in seconds; the log is checked by the tests.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -18,7 +20,7 @@ import time
 import pytest
 import requests
 
-PACKAGES = ("podman", "buildah", "runc", "busybox-static", "docker-registry", "skopeo")
+PACKAGES = ("podman", "buildah", "runc", "busybox-static", "docker-registry", "skopeo", "apache2-utils")
 CONTAINERS_CONF = """[containers]
 default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]
 
@@ -60,36 +62,54 @@ def container_tools():
     return True
 
 
-def _free_port():
+def free_port():
+    """A free TCP port on 127.0.0.1 (other test runs may share the machine)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
+@contextlib.contextmanager
+def running_registry(work, port=None, extra_config=""):
+    """Debian's docker-registry serving ``work``/data on 127.0.0.1; ``extra_config`` is YAML added at the
+    top level (an ``auth:`` section). Yields {"url", "host", "log"}; the registry is stopped afterwards."""
+    port = port or free_port()
+    config = work / "config.yml"
+    config.write_text("version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\n"
+                      "  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:%d\n%s" % (work / "data", port, extra_config))
+    log_path = work / "registry.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(["docker-registry", "serve", str(config)], stdout=log, stderr=subprocess.STDOUT)
+        url = "http://127.0.0.1:%d" % port
+        try:
+            for _attempt in range(100):
+                try:
+                    # 200 without auth, 401 with it: either way the registry answers
+                    if requests.get(url + "/v2/", timeout=1).status_code in (200, 401):
+                        break
+                except requests.RequestException:
+                    pass
+                time.sleep(0.1)
+            else:
+                pytest.fail("docker-registry did not start: %s" % log_path.read_text())
+            yield {"url": url, "host": "127.0.0.1:%d" % port, "log": log_path}
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
 @pytest.fixture(scope="session")
 def registry(container_tools, tmp_path_factory):
     """Debian's docker-registry on 127.0.0.1 (a free port: other test runs may share the machine)."""
-    port = int(os.environ.get("MODAK_TEST_REGISTRY_PORT") or _free_port())
-    work = tmp_path_factory.mktemp("registry")
-    config = work / "config.yml"
-    config.write_text("version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\n"
-                      "  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:%d\n" % (work / "data", port))
-    log = open(work / "registry.log", "w")
-    proc = subprocess.Popen(["docker-registry", "serve", str(config)], stdout=log, stderr=subprocess.STDOUT)
-    url = "http://127.0.0.1:%d" % port
-    for _attempt in range(100):
-        try:
-            if requests.get(url + "/v2/", timeout=1).status_code == 200:
-                break
-        except requests.RequestException:
-            time.sleep(0.1)
-    else:
-        proc.kill()
-        pytest.fail("docker-registry did not start: %s" % (work / "registry.log").read_text())
-    yield {"url": url, "host": "127.0.0.1:%d" % port}
-    proc.terminate()
-    proc.wait(timeout=10)
-    log.close()
+    port = int(os.environ.get("MODAK_TEST_REGISTRY_PORT") or 0) or None
+    with running_registry(tmp_path_factory.mktemp("registry"), port) as reg:
+        yield reg
+
+
+@pytest.fixture(scope="session")
+def start_registry(container_tools):
+    """``running_registry`` for tests that need a registry of their own (with authentication)."""
+    return running_registry
 
 
 @pytest.fixture(scope="session")
