@@ -139,6 +139,16 @@ hw_class:
   description: Hardware class of this host, the one the records and the model belong to.
   returned: success
   type: str
+previous_records:
+  description: Records of this hardware class that were already in the store (they count as measured).
+  returned: success
+  type: int
+steps:
+  description: The runs of this call in order, each with its phase (initial or model) and, for model runs, the
+    expected gain that chose it.
+  returned: success
+  type: list
+  elements: dict
 planned:
   description: In check mode, the configurations the search would run first.
   returned: check mode
