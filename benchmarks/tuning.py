@@ -27,13 +27,46 @@ def median(values):
     return model._median(values)
 
 
+def top_grid(grid_records, summary, k, hw_class):
+    """Up to k grid configurations by raw median, plus the best one after correcting each run to no foreign
+    load with the model fitted on the grid (raw medians mix quiet and loaded runs)."""
+    keys = sorted(summary, key=lambda key: summary[key]["median_s"])[:k]
+    try:
+        fitted = model.fit(grid_records, "loglinear", hw_class)
+    except ValueError:
+        return keys
+    adjusted = {}
+    for record in grid_records:
+        if not store.valid(record):
+            continue
+        config = record["config"]
+        factor = fitted.predict(config, 0.0)[0] / fitted.predict(config, store.foreign_load(record))[0]
+        adjusted.setdefault(store.config_key(config), []).append(record["timing"]["per_sample_s"] * factor)
+    if adjusted:
+        best = min(adjusted, key=lambda key: median(adjusted[key]))
+        if best not in keys:
+            keys.append(best)
+    return keys
+
+
+def paired_ratio(final, slow, fast):
+    """Median over repetitions of time(slow) / time(fast), the two runs of one repetition being neighbours
+    in the interleaved round."""
+    a = [r for r in final.get(store.config_key(slow), []) if r.get("ok")]
+    b = [r for r in final.get(store.config_key(fast), []) if r.get("ok")]
+    ratios = [x["timing"]["per_sample_s"] / y["timing"]["per_sample_s"] for x, y in zip(a, b)]
+    return median(ratios) if ratios else None
+
+
 def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--reps", type=int, default=3, help="grid repetitions")
-    p.add_argument("--final-reps", type=int, default=5, help="repetitions of default / choice / oracle")
+    p.add_argument("--final-reps", type=int, default=5, help="repetitions of the side-by-side round")
+    p.add_argument("--top-k", type=int, default=3, help="grid configurations re-measured in the side-by-side round")
     p.add_argument("--steps", type=int, default=8)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--seed", type=int, default=5)
+    p.add_argument("--space", default=None, help="JSON search space instead of the default grid (smoke runs)")
     p.add_argument("--out", default=os.path.join(HERE, "results", "tuning.json"))
     args = p.parse_args(argv)
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="modak-inductor-"))
@@ -46,7 +79,8 @@ def main(argv=None):
     hardware = runner.run_one({"threads": 1}, steps=1, warmup=0, tag="probe")["hardware"]
     hw_class = store.hardware_class(hardware)
     base = store.normalise_config({"threads": hardware["cores"], "batch_size": 64})   # framework defaults
-    candidates = search.space(GRID, base)
+    grid_space = json.loads(args.space) if args.space else GRID
+    candidates = search.space(grid_space, base)
     grid_runs = len(candidates) * args.reps
 
     def measure(config):
@@ -74,10 +108,12 @@ def main(argv=None):
     store.append(store_path, [r for r in grid_records if r.get("ok")])
     grid_s = time.time() - t0
     summary = model.measured_summary(grid_records)
-    oracle_key = min(summary, key=lambda k: summary[k]["median_s"])
-    oracle = summary[oracle_key]["config"]
-    # 3. side by side: default, modak's choice, grid optimum, interleaved
-    arms = {"default": base, "modak": tuned["choice"], "oracle": oracle}
+    top = top_grid(grid_records, summary, args.top_k, hw_class)
+    # 3. side by side: default, modak's choice and the top grid configurations, interleaved, repeated;
+    #    the grid's raw medians were taken under different foreign loads, so only this round decides
+    arms = {"default": base, "modak": tuned["choice"]}
+    for rank_, key in enumerate(top):
+        arms["grid_top%d" % (rank_ + 1)] = summary[key]["config"]
     distinct = {}
     for name, config in arms.items():
         distinct.setdefault(store.config_key(config), config)
@@ -99,7 +135,14 @@ def main(argv=None):
                          "median_step_s": [r["timing"]["median_step_s"] for r in rows],
                          "first_step_s": [r["timing"]["first_step_s"] for r in rows],
                          "foreign_load": [store.foreign_load(r) for r in rows],
+                         "median_foreign_load": median([store.foreign_load(r) for r in rows]),
                          "median_per_sample_s": median([r["timing"]["per_sample_s"] for r in rows])}
+    # the oracle: the fastest configuration of the side-by-side round (default and modak's choice are grid
+    # configurations too)
+    oracle_name = min(timings, key=lambda name: timings[name]["median_per_sample_s"])
+    oracle = timings[oracle_name]["config"]
+    timings["oracle"] = dict(timings[oracle_name], arm=oracle_name)
+    final_loads = [store.foreign_load(r) for rows in final.values() for r in rows if r.get("ok")]
     loco = model.loco(grid_records, "loglinear", hw_class)
     loco_linear = model.loco(grid_records, "linear", hw_class)
     fitted = model.fit(grid_records, "loglinear", hw_class)
@@ -111,12 +154,24 @@ def main(argv=None):
                     "python": platform.python_version(),
                     "versions": next((r["versions"] for r in grid_records if r.get("ok")), {}),
                     "shared": "the machine is shared with other engineers; foreign load is recorded per run"},
-        "grid": {"space": GRID, "configs": len(candidates), "reps": args.reps, "runs": grid_runs,
+        "grid": {"space": grid_space, "configs": len(candidates), "reps": args.reps, "runs": grid_runs,
                  "wall_s": grid_s, "steps": args.steps, "warmup": args.warmup},
         "default": base, "modak_choice": tuned["choice"], "oracle": oracle,
+        "side_by_side": {"reps": args.final_reps, "top_k": args.top_k, "grid_top": top,
+                         "arms": dict((name, store.config_key(config)) for name, config in arms.items()),
+                         "oracle_arm": oracle_name,
+                         "paired_speedup_vs_default": paired_ratio(final, base, tuned["choice"]),
+                         "paired_regret_vs_oracle": (paired_ratio(final, tuned["choice"], oracle) or 1.0) - 1,
+                         "foreign_load": {"median": median(final_loads),
+                                          "max": max(final_loads) if final_loads else None,
+                                          "per_run": [{"key": key, "rep": i, "foreign_load": store.foreign_load(r),
+                                                       "per_sample_s": r["timing"]["per_sample_s"]}
+                                                      for key, rows in sorted(final.items())
+                                                      for i, r in enumerate(rows) if r.get("ok")]}},
         "autotune": {"runs": tuned["runs"], "max_runs": tuned["max_runs"], "min_gain": tuned["min_gain"],
                      "stop_reason": tuned["stop_reason"], "steps": tuned["steps"], "wall_s": tune_s,
                      "median_foreign_load": median(loads) if loads else None},
+        # from the side-by-side round only
         "speedup_vs_default": timings["default"]["median_per_sample_s"] / timings["modak"]["median_per_sample_s"],
         "regret_vs_oracle": timings["modak"]["median_per_sample_s"] / timings["oracle"]["median_per_sample_s"] - 1,
         "oracle_speedup_vs_default": (timings["default"]["median_per_sample_s"]

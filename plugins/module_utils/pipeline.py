@@ -33,5 +33,5 @@ def optimise(document, catalog, records=None, host=None):
     script, warnings = render.render(request, choice, run)   # 4. job script
     explanation = list(choice.explanation) + list(run.notes) + list(request.notes)
     return Result(request=request, choice=choice, settings=run, script=script,
-                  explanation=explanation, warnings=list(choice.warnings) + warnings,
+                  explanation=explanation, warnings=list(choice.warnings) + warnings + list((advice or {}).get("warnings", ())),
                   extra={"prediction": advice} if advice else {})

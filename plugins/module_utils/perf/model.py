@@ -4,9 +4,10 @@
 """Performance model: log(seconds per sample) from the deployment knobs, per hardware class.
 
 * ``loglinear`` (the model modak uses): Bayesian ridge regression on log time with the knobs
-  (log2 threads, log2 batch, bf16, compile, channels_last, oneDNN off), the foreign CPU load and a few
-  physically motivated interactions: load x extra threads (an OpenMP team stalls when a core is taken),
-  log batch x log threads (bigger batches parallelise better), bf16 x batch and bf16 x threads (less
+  (log2 threads, log2 batch, bf16, compile, channels_last, oneDNN off), the foreign CPU load, the
+  oversubscription max(0, threads - (cores - load)) (threads that find no free core: an OpenMP team
+  waits at every barrier for the thread whose core is taken) and a few physically motivated
+  interactions: log batch x log threads (bigger batches parallelise better), bf16 x batch (less
   arithmetic per sample), compile x bf16 and compile x threads (inductor fuses only the pointwise part),
   oneDNN off x bf16 (bf16 without oneDNN falls back to slow kernels). The posterior gives an
   uncertainty for every prediction; effects are multiplicative factors.
@@ -37,16 +38,25 @@ Z90 = 1.645
 
 LOGLINEAR_FEATURES = (
     "log2_threads", "log2_batch", "bf16", "compile", "channels_last", "onednn_off", "load",
-    "load_x_extra_threads", "log2_batch_x_log2_threads", "bf16_x_log2_batch", "bf16_x_log2_threads",
+    "oversubscribed_threads", "log2_batch_x_log2_threads", "bf16_x_log2_batch",
     "compile_x_bf16", "compile_x_log2_threads", "onednn_off_x_bf16",
 )
-# the main effects plus load x extra threads; interactions join once enough configurations were measured
+# the main effects plus the oversubscription; interactions join once enough configurations were measured
 MAIN_COLUMNS = tuple(range(8))
 MIN_CONFIGS_FOR_INTERACTIONS = 10
 LINEAR_FEATURES = ("threads", "batch_size", "bf16", "compile", "channels_last", "onednn_off", "load")
 
 
-def feature_vector(config, load=0.0, kind="loglinear"):
+def oversubscription(threads, cores, load):
+    """Threads that find no free core: max(0, threads - (cores - foreign load))."""
+    if not cores:
+        return 0.0
+    return max(0.0, float(threads) - (float(cores) - max(0.0, float(load or 0.0))))
+
+
+def feature_vector(config, load=0.0, kind="loglinear", cores=None):
+    """The features of one run. ``cores``: usable cores of the machine (None: the configuration's threads,
+    i.e. no oversubscription unless the load takes cores)."""
     c = store.normalise_config(config)
     bf16 = 1.0 if c["precision"] == "bf16" else 0.0
     comp = 1.0 if c["compile"] else 0.0
@@ -57,16 +67,17 @@ def feature_vector(config, load=0.0, kind="loglinear"):
         return [float(c["threads"]), float(c["batch_size"]), bf16, comp, cl, off, load]
     lt = math.log(c["threads"], 2)
     lb = math.log(c["batch_size"], 2) - 6.0   # centred on batch 64
-    return [lt, lb, bf16, comp, cl, off, load,
-            load * (c["threads"] - 1), lb * lt, bf16 * lb, bf16 * lt,
+    over = oversubscription(c["threads"], cores if cores else c["threads"], load)
+    return [lt, lb, bf16, comp, cl, off, load, over, lb * lt, bf16 * lb,
             comp * bf16, comp * lt, off * bf16]
 
 
 class PerfModel(object):
     """A fitted model for one hardware class."""
 
-    def __init__(self, kind, hw_class, estimator, n_records, n_configs, residual_sd, columns=None):
+    def __init__(self, kind, hw_class, estimator, n_records, n_configs, residual_sd, columns=None, cores=None):
         self.kind = kind
+        self.cores = cores
         self.columns = columns
         self.hw_class = hw_class
         self.estimator = estimator
@@ -80,7 +91,7 @@ class PerfModel(object):
         The sd is the predictive one (model uncertainty and run-to-run noise), or with ``epistemic``
         only the uncertainty of the mean, which is what another benchmark run can reduce.
         """
-        x = np.array([feature_vector(config, load, self.kind)])
+        x = np.array([feature_vector(config, load, self.kind, self.cores)])
         if self.kind == "linear":
             value = float(self.estimator.predict(x)[0])
             return max(value, 1e-9), self.residual_sd
@@ -107,13 +118,25 @@ class PerfModel(object):
 
     def as_dict(self):
         return {"kind": self.kind, "hw_class": self.hw_class, "n_records": self.n_records,
-                "n_configs": self.n_configs, "residual_sd": self.residual_sd, "factors": self.factors(),
+                "n_configs": self.n_configs, "cores": self.cores, "residual_sd": self.residual_sd,
+                "factors": self.factors(),
                 "interactions": self.kind == "loglinear" and self.columns is None}
+
+
+def usable_cores(records):
+    """The usable cores of the machine the records come from (one hardware class: one value)."""
+    for record in records:
+        hardware = record.get("hardware") or {}
+        cores = hardware.get("usable_cores") or hardware.get("cores")
+        if isinstance(cores, int) and cores > 0:
+            return cores
+    return None
 
 
 def _xy(records, kind):
     rows = [r for r in records if store.valid(r)]
-    x = np.array([feature_vector(r["config"], store.foreign_load(r), kind) for r in rows])
+    cores = usable_cores(rows)
+    x = np.array([feature_vector(r["config"], store.foreign_load(r), kind, cores) for r in rows])
     t = np.array([float(r["timing"]["per_sample_s"]) for r in rows])
     return rows, x, (t if kind == "linear" else np.log(t))
 
@@ -146,7 +169,7 @@ def fit(records, kind="loglinear", hw_class=None):
         resid = estimator.predict(x) - y
     dof = max(1, len(rows) - 1)
     sd = float(math.sqrt(float(np.sum(resid ** 2)) / dof))
-    return PerfModel(kind, hw_class, estimator, len(rows), n_configs, sd, columns)
+    return PerfModel(kind, hw_class, estimator, len(rows), n_configs, sd, columns, usable_cores(rows))
 
 
 def fit_by_class(records, kind="loglinear"):

@@ -24,6 +24,8 @@ from ansible_collections.sodalite.modak.plugins.module_utils import cpu
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import model as perf_model
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
 
+AUTOTUNE_HOWTO = ("ansible-playbook playbooks/autotune.yml -e dsl_file=<this DSL> -e results_store=<store> "
+                  "on a node of the target partition, then optimise with results_store=<store>")
 MIN_RECORDS = 6
 MIN_CONFIGS = 3
 DEFAULT_BATCH = 64
@@ -290,6 +292,14 @@ def advise(request, image, records, host=None):
                        "interval_s_per_sample": None, "default_predicted_s_per_sample": None,
                        "speedup_vs_default": None, "ranking": [],
                        "notes": ["%s: rules chose %s (%s)" % (why, store.config_key(config), "; ".join(notes))]})
+        if opt is not None and opt.enable_autotuning:
+            how = ("enable_autotuning is set but the results store holds %s for hardware class %s, so nothing was "
+                   "tuned; produce them with: %s" % (
+                       "no benchmark records" if not own else "too few benchmark records (%d runs, %d "
+                       "configurations; %d and %d are needed)" % (len(own), n_configs, MIN_RECORDS, MIN_CONFIGS),
+                       hw_class or "unknown (no results_store given)", AUTOTUNE_HOWTO))
+            advice["notes"].append(how)
+            advice["warnings"] = [how]
     config = advice["config"]
     if advice["predicted_s_per_sample"] is not None:
         advice["predicted_epoch_s"] = advice["predicted_s_per_sample"] * EPOCH_SAMPLES

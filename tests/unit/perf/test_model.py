@@ -59,3 +59,24 @@ def test_linear_baseline_fits_and_predicts(records):
 def test_fit_needs_records():
     with pytest.raises(ValueError):
         model.fit([])
+
+
+def test_oversubscription_counts_threads_without_a_free_core():
+    assert model.oversubscription(1, 2, 0.0) == 0.0
+    assert model.oversubscription(2, 2, 0.0) == 0.0
+    assert model.oversubscription(2, 2, 1.0) == pytest.approx(1.0)
+    assert model.oversubscription(1, 2, 1.5) == pytest.approx(0.5)
+    assert model.oversubscription(4, 2, 0.0) == pytest.approx(2.0)
+
+
+def test_threads_should_match_free_cores(records):
+    """Quiet: the second thread helps; one core taken by others: the second thread hurts."""
+    fitted = model.fit(records)
+    assert fitted.cores == records[0]["hardware"]["cores"]
+    one, two = dict(records[0]["config"], threads=1), dict(records[0]["config"], threads=2)
+    assert fitted.predict(two, 0.0)[0] < fitted.predict(one, 0.0)[0]
+    assert fitted.predict(two, 1.2)[0] > fitted.predict(one, 1.2)[0]
+
+
+def test_loglinear_beats_the_linear_baseline_out_of_sample(records):
+    assert model.loco(records)["median"] < model.loco(records, "linear")["median"]

@@ -1,0 +1,129 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Autotuning a DSL's application: real runs inside the DSL's ``optimisation.tuning`` search space.
+
+The application follows the argument convention of the schema's tuning description (the benchmark
+workload does): the configuration reaches it as ``OMP_NUM_THREADS`` and ``--batch-size``, ``--precision``,
+``--compile``, ``--channels-last``, ``--onednn`` after its own arguments, and it prints one JSON record
+(``timing.per_sample_s``, ``load.other_busy_cores``, ``hardware``) as the last JSON line of its output.
+Every run is appended to the results store at once, so an interrupted search keeps what it measured.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import search, store
+
+PYTHON_NAMES = ("python", "python3")
+
+
+class TuneError(Exception):
+    """A run of the application failed or printed no record."""
+
+
+def application_argv(app_argv, config, knobs, interpreter=None, extra_args=()):
+    """The command line of one run: the DSL's program and arguments, extra arguments, then the knobs."""
+    argv = list(app_argv)
+    if not argv:
+        raise TuneError("the DSL names no executable to benchmark (job.application.executable)")
+    if interpreter and os.path.basename(argv[0]) in PYTHON_NAMES:
+        argv[0] = interpreter
+    return argv + list(extra_args) + search.arguments(config, knobs)
+
+
+def parse_record(stdout):
+    """The last JSON object line of the output that carries a positive timing.per_sample_s, or None."""
+    for line in reversed((stdout or "").splitlines()):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        value = (record.get("timing") or {}).get("per_sample_s") if isinstance(record, dict) else None
+        if isinstance(value, (int, float)) and value > 0 and math.isfinite(value):
+            return record
+    return None
+
+
+def run_application(argv, config, cwd=None, timeout=None, env=None, hardware=None):
+    """Run the application once with a configuration; returns its record (config = the requested one)."""
+    config = store.normalise_config(config)
+    run_env = dict(os.environ if env is None else env)
+    run_env["OMP_NUM_THREADS"] = str(config["threads"])
+    try:
+        proc = subprocess.run(argv, cwd=cwd, env=run_env, capture_output=True, text=True, timeout=timeout,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise TuneError("%s: %s" % (" ".join(argv), exc)) from exc
+    record = parse_record(proc.stdout) if proc.returncode == 0 else None
+    if record is None:
+        raise TuneError("%s (OMP_NUM_THREADS=%d) %s; its error output ends with: %s" % (
+            " ".join(argv), config["threads"],
+            "exited with %d" % proc.returncode if proc.returncode
+            else "printed no JSON record with timing.per_sample_s",
+            (proc.stderr or "")[-1500:]))
+    reported = record.get("config")
+    if isinstance(reported, dict):
+        record["reported_config"] = reported
+    record["config"] = config
+    if not isinstance(record.get("hardware"), dict) and hardware:
+        record["hardware"] = dict((k, v) for k, v in hardware.items() if k != "foreign_load")
+    record.setdefault("workload", os.path.basename(argv[1] if len(argv) > 1 else argv[0]))
+    record["phase"] = "autotune"
+    return record
+
+
+def candidates_for(request, host):
+    """(space, default) of a parsed request on a host: the DSL's space, threads capped at the usable cores."""
+    tuning = dict(request.opt.tuning) if request.opt is not None and request.opt.tuning else {}
+    base = search.default_config(request, host)
+    found = search.space(tuning, base)
+    limit = int((host or {}).get("usable_cores") or (host or {}).get("cores") or 0)
+    if limit:
+        found = [c for c in found if c["threads"] <= limit] or found
+    return found, base
+
+
+def autotune_request(request, store_path, host, interpreter=None, cwd=None, extra_args=(), max_runs=None,
+                     min_gain=0.02, timeout=None, log=None):
+    """Run ``search.autotune`` with real runs of the request's application; records go to the store."""
+    tuning = dict(request.opt.tuning) if request.opt is not None and request.opt.tuning else {}
+    if not tuning:
+        raise TuneError("the DSL has no optimisation.tuning search space")
+    candidates, base = candidates_for(request, host)
+    hw_class = store.hardware_class(host)
+    existing = []
+    if os.path.exists(store_path):
+        existing = [r for r in store.load(store_path) if store.valid(r)
+                    and store.hardware_class(r.get("hardware")) == hw_class]
+
+    def measure(config):
+        argv = application_argv(request.app.argv, config, tuning, interpreter, extra_args)
+        record = run_application(argv, config, cwd, timeout, hardware=host)
+        if store.hardware_class(record.get("hardware")) != hw_class:
+            raise TuneError("the run reported hardware class %s, this host is %s"
+                            % (store.hardware_class(record.get("hardware")), hw_class))
+        store.append(store_path, [record])
+        if log is not None:
+            log.append("%s: %.4g s/sample at foreign load %.2f" % (
+                store.config_key(config), record["timing"]["per_sample_s"], store.foreign_load(record)))
+        return record
+
+    if len(candidates) < 2 and not existing:
+        record = measure(candidates[0])
+        return {"choice": candidates[0], "runs": 1, "new_records": [record], "steps": [],
+                "stop_reason": "the search space holds one configuration", "predicted_s": None, "load": None,
+                "max_runs": 1, "min_gain": min_gain, "default": base, "candidates": candidates,
+                "hw_class": hw_class, "previous_records": 0}
+    result = search.autotune(candidates, measure, base, records=existing, max_runs=max_runs or None,
+                             min_gain=min_gain, hw_class=hw_class)
+    result.update({"default": base, "candidates": candidates, "hw_class": hw_class,
+                   "previous_records": len(existing)})
+    return result

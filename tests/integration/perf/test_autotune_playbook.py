@@ -1,0 +1,70 @@
+"""playbooks/autotune.yml end to end: real runs of the benchmark workload inside a DSL's search space.
+
+torch is installed from benchmarks/requirements-bench.txt when missing (pinned CPU wheel), never skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+from helpers import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+
+import runner  # noqa: E402
+
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import search, store  # noqa: E402
+
+SPACE = {"threads": [1, 2], "precision": ["fp32", "bf16"]}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def torch_installed():
+    runner.ensure_torch()
+
+
+def playbook(tmp_path, dsl_file, store_path, max_runs):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, "collections"), ANSIBLE_NOCOLOR="1")
+    return subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+                           os.path.join(ROOT, "playbooks", "autotune.yml"),
+                           "-e", json.dumps({"dsl_file": dsl_file, "results_store": store_path,
+                                             "app_dir": ROOT, "app_python": sys.executable,
+                                             "autotune_extra_args": ["--steps", "2", "--warmup", "0"],
+                                             "autotune_max_runs": max_runs, "output_dir": str(tmp_path / "out")})],
+                          capture_output=True, text=True, cwd=ROOT, env=env, check=False)
+
+
+def test_autotune_playbook_measures_inside_the_space_and_continues(tmp_path):
+    with open(os.path.join(ROOT, "examples", "pytorch-mnist-tuning-local.yaml")) as handle:
+        doc = yaml.safe_load(handle)
+    doc["job"]["optimisation"]["tuning"] = SPACE
+    dsl_file = tmp_path / "tuned.yaml"
+    dsl_file.write_text(yaml.safe_dump(doc))
+    store_path = str(tmp_path / "autotune.sqlite")
+    allowed = set(store.config_key(c) for c in search.space(SPACE, {"threads": 2}))
+
+    first = playbook(tmp_path, str(dsl_file), store_path, 3)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    records = store.load(store_path)
+    keys = [store.config_key(r["config"]) for r in records]
+    assert len(records) == 3 and len(set(keys)) == 3 and set(keys) <= allowed
+    assert all(r["phase"] == "autotune" and r["timing"]["per_sample_s"] > 0 for r in records)
+    assert all(r["load"]["other_busy_cores"] >= 0 for r in records)
+    assert "t2-b64-fp32-cl0-c0-dnn1" in keys        # the default comes first
+    assert "run budget spent (3 runs)" in first.stdout
+    # three runs are too few for the model: optimise says how to get more
+    assert "playbooks/autotune.yml" in first.stdout + first.stderr
+    script = (tmp_path / "out").iterdir()
+    assert any("OMP_NUM_THREADS" in p.read_text() for p in script if p.is_file())
+
+    second = playbook(tmp_path, str(dsl_file), store_path, 3)
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+    records = store.load(store_path)
+    keys = [store.config_key(r["config"]) for r in records]
+    assert sorted(keys) == sorted(allowed)            # the search continued with the one untried configuration
+    assert "every allowed configuration was measured" in second.stdout
