@@ -73,7 +73,7 @@ options:
     type: bool
     default: false
 author:
-  - modak developers
+  - modak developers (@sodalite-modak)
 """
 
 EXAMPLES = r"""
