@@ -28,6 +28,8 @@ from cryptography.x509.oid import NameOID
 
 from ansible_collections.sodalite.modak.plugins.module_utils import registry_catalog
 
+from .test_build_podman import DSL  # the same PyTorch 2.6 request the unauthenticated tests use
+
 USER = "modak"
 PASSWORD = "Pa55-s3cret-4-modak"
 WRONG = "Wr0ng-pa55-4-modak"
@@ -38,13 +40,6 @@ REPO = "modak/pytorch-auth"
 LABELS = {"modak.framework": "pytorch", "modak.version": "2.6", "modak.kind": "framework", "modak.build": "optimised-pip",
           "modak.arch": "x86_64", "modak.isa": "x86-64-v2", "modak.accelerator": "none", "modak.compilers": "inductor",
           "modak.math": "mkl,onednn", "modak.name": "modak-auth-pytorch-2.6", "modak.recipe.sha256": "a" * 64}
-DSL = {"job": {
-    "job_options": {"job_name": "train"},
-    "application": {"executable": "python3 train.py"},
-    "target": {"job_scheduler_type": "slurm"},
-    "optimisation": {"app_type": "ai_training", "opt_build": {"cpu_type": "x86", "cpu_isa": "x86-64-v2"},
-                     "app_type-ai_training": {"config": {"ai_framework": "pytorch"},
-                                              "ai_framework-pytorch": {"version": "2.6", "compile": True}}}}}
 
 
 def _b64url(data):
