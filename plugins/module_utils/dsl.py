@@ -303,15 +303,23 @@ def _semantic_problems(doc):
                               "cannot be combined with memory_limit (schedulers take one or the other)",
                               hint="keep memory_limit (per node) or minimum_memory_per_processor (per CPU)"))
 
+    words = {}
     for key in ("executable", "arguments"):
         value = app.get(key)
         # shlex is quadratic in the token length: only split what the schema lets through (16 KiB at most)
         if isinstance(value, str) and len(value) <= MAX_SPLIT:
             try:
-                shell.split_words(value)
+                words[key] = shell.split_words(value)
             except ValueError as exc:
                 out.append(DslProblem("job.application." + key, "cannot be split into words: %s" % exc, value,
                                       "balance the quotes, or give arguments as a list"))
+        elif isinstance(value, list):
+            words[key] = [str(v) for v in value]
+    first = (words.get("executable") or []) + (words.get("arguments") or [])
+    if first and not first[0].strip():
+        where = "job.application.executable" if words.get("executable") else "job.application.arguments"
+        out.append(DslProblem(where, "the program to run is an empty word", first[0],
+                              "name the program first, e.g. ./app or python3"))
 
     if isinstance(opt, dict):
         out.extend(_optimisation_problems(opt))

@@ -25,11 +25,6 @@ def optimise(document, catalog, records=None, host=None):
         raise DslInvalid([DslProblem("job.application.executable",
                                      "is required when the application runs without a container",
                                      hint="name the program to run, or give a container_runtime")])
-    if request.app.argv and not request.app.argv[0].strip():
-        where = "job.application.executable" if isinstance(document["job"]["application"].get("executable"), str) \
-            else "job.application.arguments"
-        raise DslInvalid([DslProblem(where, "the program to run is an empty word", request.app.argv[0],
-                                     hint="name the program first, e.g. ./app or python3")])
     script, warnings = render.render(request, choice, run)   # 4. job script
     explanation = list(choice.explanation) + list(run.notes) + list(request.notes)
     return Result(request=request, choice=choice, settings=run, script=script,

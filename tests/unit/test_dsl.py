@@ -201,3 +201,13 @@ def test_non_mapping_document():
     assert paths([1, 2]) == [""]
     assert paths({"jbo": {}})[0] in ("job", "jbo")
     assert "did you mean 'job'?" in [p.hint for p in dsl.problems({"jbo": {}}) if p.path == "jbo"]
+
+
+@pytest.mark.parametrize("application,path", [
+    ({"executable": "' '"}, "job.application.executable"),
+    ({"executable": "''", "arguments": "x"}, "job.application.executable"),
+    ({"arguments": ["", "x"]}, "job.application.arguments"),
+])
+def test_an_empty_program_word_is_rejected_at_its_field(application, path):
+    found = [p for p in dsl.problems({"job": {"application": application}}) if "empty word" in p.message]
+    assert [p.path for p in found] == [path]
