@@ -119,28 +119,10 @@ catalog_entry:
   sample: {name: modak-pytorch-2.5-cpu-x86-64-v2, uri: null, framework: pytorch, version: "2.5"}
 """
 
-import traceback
-
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
-
-try:
-    import yaml  # noqa: F401  pylint: disable=unused-import
-    HAS_YAML = True
-    YAML_ERROR = None
-except ImportError:
-    HAS_YAML = False
-    YAML_ERROR = traceback.format_exc()
-
-try:
-    import jsonschema  # noqa: F401  pylint: disable=unused-import
-    HAS_JSONSCHEMA = True
-    JSONSCHEMA_ERROR = None
-except ImportError:
-    HAS_JSONSCHEMA = False
-    JSONSCHEMA_ERROR = traceback.format_exc()
+from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl
-from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
+from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
 
 
@@ -177,15 +159,8 @@ def main():
         required_one_of=[("dsl", "dsl_file")],
         supports_check_mode=True,
     )
-    if not HAS_YAML:
-        module.fail_json(msg=missing_required_lib("PyYAML"), exception=YAML_ERROR)
-    if not HAS_JSONSCHEMA:
-        module.fail_json(msg=missing_required_lib("jsonschema"), exception=JSONSCHEMA_ERROR)
-    try:
-        result = run(module)
-    except ModakError as exc:
-        module.fail_json(msg=str(exc))
-    module.exit_json(**result)
+    require(module, *dsl_libraries())
+    run_and_exit(module, run)
 
 
 if __name__ == "__main__":

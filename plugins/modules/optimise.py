@@ -220,13 +220,11 @@ problems:
   elements: dict
 """
 
-import traceback
-
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline, registry_catalog
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
-from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
+from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
 
 
@@ -319,18 +317,8 @@ def main():
         mutually_exclusive=[("dsl", "dsl_file"), ("catalog", "catalog_data")],
         supports_check_mode=True,
     )
-    if dsl.yaml is None:
-        module.fail_json(msg=missing_required_lib("PyYAML"), exception=dsl.YAML_IMPORT_ERROR)
-    if dsl.jsonschema is None:
-        module.fail_json(msg=missing_required_lib("jsonschema"), exception=dsl.JSONSCHEMA_IMPORT_ERROR)
-    try:
-        module.exit_json(**run(module))
-    except DslInvalid as exc:
-        module.fail_json(msg=str(exc), problems=[p.as_dict() for p in exc.problems])
-    except ModakError as exc:
-        module.fail_json(msg=str(exc))
-    except (IOError, OSError) as exc:
-        module.fail_json(msg="cannot read or write: %s" % exc, exception=traceback.format_exc())
+    require(module, *dsl_libraries())
+    run_and_exit(module, run)
 
 
 if __name__ == "__main__":

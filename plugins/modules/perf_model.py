@@ -128,10 +128,10 @@ files:
 """
 
 import os
-import traceback
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sodalite.modak.plugins.module_utils.module_support import require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import model, store
 
 
@@ -165,8 +165,7 @@ def run(module):
         from ansible_collections.sodalite.modak.plugins.module_utils.perf import report
         if not params["output_dir"]:
             module.fail_json(msg="action=report needs output_dir")
-        if not report.HAS_MATPLOTLIB:
-            module.fail_json(msg=missing_required_lib("matplotlib"))
+        require(module, ("matplotlib", not report.HAS_MATPLOTLIB, None))
         names = [os.path.join(params["output_dir"], "%s-%s" % (params["prefix"], n))
                  for n in ("report.md", "predicted-vs-measured.png", "ranking.png")]
         data = report.summary(records, hw_class, params["load"])
@@ -191,14 +190,8 @@ def main():
         required_if=[("action", "predict", ("config",)), ("action", "report", ("output_dir",))],
         supports_check_mode=True,
     )
-    if not model.HAS_SKLEARN:
-        module.fail_json(msg=missing_required_lib("scikit-learn"), exception=str(model.IMPORT_ERROR))
-    try:
-        module.exit_json(**run(module))
-    except ValueError as exc:
-        module.fail_json(msg=str(exc))
-    except (IOError, OSError) as exc:
-        module.fail_json(msg="cannot read or write: %s" % exc, exception=traceback.format_exc())
+    require(module, ("scikit-learn", not model.HAS_SKLEARN, str(model.IMPORT_ERROR)))
+    run_and_exit(module, run, errors=(ValueError,))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,42 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What the modules share around the core: library checks and turning core errors into task failures.
+
+The only file of module_utils that knows an AnsibleModule; the optimiser core never imports it.
+"""
+
+from __future__ import annotations
+
+import traceback
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
+
+
+def require(module, *libraries):
+    """Fail the task for the first (name, missing, import traceback) whose library is missing."""
+    for name, missing, error in libraries:
+        if missing:
+            module.fail_json(msg=missing_required_lib(name), exception=error)
+
+
+def dsl_libraries():
+    """The libraries reading and validating a DSL needs."""
+    return (("PyYAML", dsl.yaml is None, dsl.YAML_IMPORT_ERROR),
+            ("jsonschema", dsl.jsonschema is None, dsl.JSONSCHEMA_IMPORT_ERROR))
+
+
+def run_and_exit(module, run, errors=()):
+    """Exit with ``run(module)``'s result; a DSL problem lists every problem, other core errors say why."""
+    try:
+        result = run(module)
+    except DslInvalid as exc:
+        module.fail_json(msg=str(exc), problems=[p.as_dict() for p in exc.problems])
+    except (ModakError,) + tuple(errors) as exc:
+        module.fail_json(msg=str(exc))
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="cannot read or write: %s" % exc, exception=traceback.format_exc())
+    module.exit_json(**result)
