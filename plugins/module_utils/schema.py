@@ -10,12 +10,14 @@ script either match a strict pattern here or are shell-quoted by the renderer.
 
 from __future__ import annotations
 
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry as scheduler_registry
+
 SCHEMA_ID = "https://sodalite.eu/modak/dsl.schema.json"
 
 FRAMEWORKS = ("tensorflow", "pytorch", "keras", "mxnet", "jax", "cntk")
 PARALLELISATIONS = ("mpi", "openmp", "openacc", "opencl", "opencc")
 MPI_LIBRARIES = ("openmpi", "mpich", "mvapich2", "intel-mpi", "hpcx", "cray-mpich")
-SCHEDULERS = ("slurm", "pbs", "pbspro", "torque", "none", "local", "bash")
+SCHEDULERS = scheduler_registry.ALL_NAMES           # names and aliases, from the scheduler registry
 APP_TYPES = ("mpi", "hpc", "python", "ai_training", "ai_inference")
 OPT_APP_TYPES = ("ai_training", "ai_inference", "hpc")
 CPU_TYPES = ("x86", "amd", "arm", "power")
@@ -183,7 +185,7 @@ APPLICATION = _obj({
 }, title="application", description="What to run.")
 
 TARGET = _obj({
-    "job_scheduler_type": _enum(SCHEDULERS, "Scheduler: slurm, pbs/pbspro, torque, or none/local/bash."),
+    "job_scheduler_type": _enum(SCHEDULERS, "Scheduler: %s." % scheduler_registry.describe()),
     "name": _s(NAME, "Infrastructure name."),
     "container_engine": _enum(ENGINES, "Container runtime on the target.", default="apptainer"),
     "image_dir": _s(ABS_PATH, "Directory of pulled .sif images on the target (default $MODAK_IMAGE_DIR, "
