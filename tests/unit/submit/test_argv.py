@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import local, pbs, pbspro, slurm, torque
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import (
+    local, pbs, pbspro, slurm, torque)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.registry import detect as detect_scheduler
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import digest, elapsed_seconds
 
@@ -28,7 +29,7 @@ ARGV = [
     ("pbs submit", pbs.submit_argv(S), ["qsub", S]),
     ("pbs submit extra", pbs.submit_argv(S, ["-q", "workq"]), ["qsub", "-q", "workq", S]),
     ("pbspro status", pbspro.status_argv("7.srv"), ["qstat", "-x", "-f", "7.srv"]),
-    ("torque status", torque.PbsSubmitter.status_argv("7.srv"), ["qstat", "-f", "7.srv"]),
+    ("torque status", torque.TorqueSubmitter.status_argv("7.srv"), ["qstat", "-f", "7.srv"]),
     ("pbs cancel", pbs.cancel_argv("7.srv"), ["qdel", "7.srv"]),
     ("local submit", local.submit_argv(S, "/w/.modak", "/w/job"), ["bash", "-c", local.WRAPPER, S, "/w/.modak", "/w/job"]),
     ("local check mode", local.syntax_argv(S), ["bash", "-n", S]),
