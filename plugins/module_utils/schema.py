@@ -10,6 +10,7 @@ script either match a strict pattern here or are shell-quoted by the renderer.
 
 from __future__ import annotations
 
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtime_registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry as scheduler_registry
 
 SCHEMA_ID = "https://sodalite.eu/modak/dsl.schema.json"
@@ -28,7 +29,7 @@ MICROARCHS = ("haswell", "broadwell", "skylake", "skylake_avx512", "cascadelake"
               "sapphirerapids", "emeraldrapids", "graniterapids", "zen", "zen2", "zen3", "zen4",
               "zen5", "neoverse_n1", "neoverse_v1", "neoverse_v2", "a64fx", "power9", "power10")
 LAUNCHERS = ("auto", "srun", "mpirun", "mpiexec", "none")
-ENGINES = ("apptainer", "singularity")
+ENGINES = tuple(runtime_registry.RUNTIMES)          # from the container runtime registry
 STORAGE_CLASSES = ("default-common", "default-high", "default-ssd", "default-ultra_high")
 
 # patterns: one line, no whitespace unless said otherwise

@@ -76,3 +76,8 @@ def test_an_unknown_name_says_which_are_known():
     with pytest.raises(KeyError, match=r"unknown scheduler 'lsf' \(known: ") as info:
         registry.get("lsf")
     assert all(name in str(info.value) for name in registry.NAMES)
+
+
+def test_container_engines_come_from_the_runtime_registry():
+    from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtimes
+    assert schema.TARGET["properties"]["container_engine"]["enum"] == list(runtimes.RUNTIMES)
