@@ -73,6 +73,10 @@ class OutputError(ModakError):
     """A result cannot be written where it was asked to be written."""
 
 
+class PerfError(ModakError, ValueError):
+    """The performance model, its results store or a tuning run cannot do what was asked (also a ValueError)."""
+
+
 class CommandError(ModakError):
     """An external command failed or could not run; ``cmd``, ``rc``, ``stdout`` and ``stderr`` say how."""
 

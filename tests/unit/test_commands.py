@@ -65,5 +65,6 @@ def test_module_runner_errors(answer, error, words):
 
 
 def test_one_error_root():
-    for error in (CommandError, CommandTimeout, SubmitError, SchedulerTimeout):
+    from ansible_collections.sodalite.modak.plugins.module_utils.perf import store, tune
+    for error in (CommandError, CommandTimeout, SubmitError, SchedulerTimeout, store.StoreError, tune.TuneError):
         assert issubclass(error, ModakError)
