@@ -73,6 +73,33 @@ class OutputError(ModakError):
     """A result cannot be written where it was asked to be written."""
 
 
+class PerfError(ModakError, ValueError):
+    """The performance model, its results store or a tuning run cannot do what was asked (also a ValueError)."""
+
+
+class CommandError(ModakError):
+    """An external command failed or could not run; ``cmd``, ``rc``, ``stdout`` and ``stderr`` say how."""
+
+    def __init__(self, message, cmd=None, rc=None, stdout="", stderr=""):
+        super(CommandError, self).__init__(message)
+        self.cmd = cmd
+        self.rc = rc
+        self.stdout = stdout
+        self.stderr = stderr
+
+
+class CommandTimeout(CommandError):
+    """An external command did not answer within its timeout."""
+
+
+class SubmitError(CommandError):
+    """A scheduler command failed or the job could not be handled; the message says why."""
+
+
+class SchedulerTimeout(SubmitError, CommandTimeout):
+    """A scheduler command did not answer within the timeout."""
+
+
 def nearest(word, choices):
     """Return the closest valid choice to ``word`` or None (used for 'did you mean')."""
     found = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)

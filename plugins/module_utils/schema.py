@@ -10,12 +10,15 @@ script either match a strict pattern here or are shell-quoted by the renderer.
 
 from __future__ import annotations
 
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtime_registry
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry as scheduler_registry
+
 SCHEMA_ID = "https://sodalite.eu/modak/dsl.schema.json"
 
 FRAMEWORKS = ("tensorflow", "pytorch", "keras", "mxnet", "jax", "cntk")
 PARALLELISATIONS = ("mpi", "openmp", "openacc", "opencl", "opencc")
 MPI_LIBRARIES = ("openmpi", "mpich", "mvapich2", "intel-mpi", "hpcx", "cray-mpich")
-SCHEDULERS = ("slurm", "pbs", "pbspro", "torque", "none", "local", "bash")
+SCHEDULERS = scheduler_registry.ALL_NAMES           # names and aliases, from the scheduler registry
 APP_TYPES = ("mpi", "hpc", "python", "ai_training", "ai_inference")
 OPT_APP_TYPES = ("ai_training", "ai_inference", "hpc")
 CPU_TYPES = ("x86", "amd", "arm", "power")
@@ -26,7 +29,7 @@ MICROARCHS = ("haswell", "broadwell", "skylake", "skylake_avx512", "cascadelake"
               "sapphirerapids", "emeraldrapids", "graniterapids", "zen", "zen2", "zen3", "zen4",
               "zen5", "neoverse_n1", "neoverse_v1", "neoverse_v2", "a64fx", "power9", "power10")
 LAUNCHERS = ("auto", "srun", "mpirun", "mpiexec", "none")
-ENGINES = ("apptainer", "singularity")
+ENGINES = tuple(runtime_registry.RUNTIMES)          # from the container runtime registry
 STORAGE_CLASSES = ("default-common", "default-high", "default-ssd", "default-ultra_high")
 
 # patterns: one line, no whitespace unless said otherwise
@@ -183,7 +186,7 @@ APPLICATION = _obj({
 }, title="application", description="What to run.")
 
 TARGET = _obj({
-    "job_scheduler_type": _enum(SCHEDULERS, "Scheduler: slurm, pbs/pbspro, torque, or none/local/bash."),
+    "job_scheduler_type": _enum(SCHEDULERS, "Scheduler: %s." % scheduler_registry.describe()),
     "name": _s(NAME, "Infrastructure name."),
     "container_engine": _enum(ENGINES, "Container runtime on the target.", default="apptainer"),
     "image_dir": _s(ABS_PATH, "Directory of pulled .sif images on the target (default $MODAK_IMAGE_DIR, "

@@ -212,7 +212,7 @@ def main():
         supports_check_mode=True,
     )
     require(module, *dsl_libraries() + (("scikit-learn", not model.HAS_SKLEARN, str(model.IMPORT_ERROR)),))
-    run_and_exit(module, run, errors=(tune.TuneError, ValueError))
+    run_and_exit(module, run)
 
 
 if __name__ == "__main__":

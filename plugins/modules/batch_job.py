@@ -217,11 +217,13 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sodalite.modak.plugins.module_utils.commands import ModuleRunner
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.registry import NAMES
 from ansible_collections.sodalite.modak.plugins.module_utils.submit.job import Request, JobFailed, SubmitError, run
 
 ARGUMENT_SPEC = dict(
     script=dict(type="path"),
-    scheduler=dict(type="str", choices=["slurm", "pbspro", "torque", "local"]),
+    scheduler=dict(type="str", choices=list(NAMES)),
     state=dict(type="str", default="submitted", choices=["submitted", "absent"]),
     job_id=dict(type="str"),
     wait=dict(type="bool", default=False),
@@ -242,7 +244,8 @@ def main():
                            required_one_of=[("script", "job_id")])
     params = dict((key, module.params[key]) for key in ARGUMENT_SPEC)
     try:
-        result = run(Request(check_mode=module.check_mode, **params))
+        result = run(Request(check_mode=module.check_mode, **params),
+                     ModuleRunner(module, timeout=module.params["command_timeout"]))
     except JobFailed as exc:
         result = dict(exc.result, msg=str(exc))
         module.fail_json(**result)

@@ -131,6 +131,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import PerfError
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import model, store
 
@@ -143,7 +144,7 @@ def _hw_class(params, records):
     if here in found:
         return here
     if not found:
-        raise ValueError("the store %s holds no valid benchmark records" % params["store"])
+        raise PerfError("the store %s holds no valid benchmark records" % params["store"])
     return max(found, key=found.get)
 
 
@@ -191,7 +192,7 @@ def main():
         supports_check_mode=True,
     )
     require(module, ("scikit-learn", not model.HAS_SKLEARN, str(model.IMPORT_ERROR)))
-    run_and_exit(module, run, errors=(ValueError,))
+    run_and_exit(module, run)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.catalog import Imag
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
 from ansible_collections.sodalite.modak.plugins.module_utils.submit.job import Request, run
-from ansible_collections.sodalite.modak.plugins.module_utils.submit.runner import SubmitError
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
 
 SCRIPT = "#!/bin/bash\n#SBATCH --job-name=f\n#SBATCH --nodes=1\nsrun ./a\n"
 

@@ -16,7 +16,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipelin
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
-from ansible_collections.sodalite.modak.plugins.module_utils.submit import runner
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry, submission
 
 CATALOG = ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml"))
 SEED_FILES = sorted([os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples"))] +
@@ -319,10 +319,10 @@ def fuzz_directive_parser(lines):
     text = "\n".join(lines)
     try:
         for prefix in ("#SBATCH", "#PBS"):
-            words = runner.directives(text, prefix)
+            words = submission.directive_words(text, prefix)
             assert all(isinstance(w, str) and w and not any(c.isspace() for c in w) for w in words)
-            runner.option_value(words, ("--job-name",), ("-J", "-N"))
-        assert runner.detect_scheduler(text) in ("slurm", "pbspro", "torque", "local")
+            submission.option_value(words, ("--job-name",), ("-J", "-N"))
+        assert registry.detect(text) in registry.NAMES
     except Exception as exc:  # pylint: disable=broad-except
         if isinstance(exc, AssertionError):
             raise

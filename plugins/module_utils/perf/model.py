@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import PerfError
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
 
 try:
@@ -146,16 +147,16 @@ def fit(records, kind="loglinear", hw_class=None):
     if not HAS_SKLEARN:
         raise ImportError("numpy and scikit-learn are required: %s" % IMPORT_ERROR)
     if kind not in KINDS:
-        raise ValueError("unknown model kind %r" % kind)
+        raise PerfError("unknown model kind %r" % kind)
     if hw_class is None:
         found = store.classes(records)
         if not found:
-            raise ValueError("no valid benchmark records to fit")
+            raise PerfError("no valid benchmark records to fit")
         hw_class = max(found, key=found.get)
     own = [r for r in records if store.hardware_class(r.get("hardware")) == hw_class]
     rows, x, y = _xy(own, kind)
     if len(rows) < 2:
-        raise ValueError("at least 2 valid records are needed for hardware class %s" % hw_class)
+        raise PerfError("at least 2 valid records are needed for hardware class %s" % hw_class)
     n_configs = len(set(store.config_key(r["config"]) for r in rows))
     columns = None
     if kind == "linear":

@@ -15,8 +15,10 @@ import os
 import sqlite3
 import time
 
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import PerfError
 
-class StoreError(ValueError):
+
+class StoreError(PerfError):
     """The results store cannot be read or written (corrupt file, not a database); the file is left as it is."""
 
 

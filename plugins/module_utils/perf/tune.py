@@ -17,12 +17,13 @@ import math
 import os
 import subprocess
 
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import PerfError
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import search, store
 
 PYTHON_NAMES = ("python", "python3")
 
 
-class TuneError(Exception):
+class TuneError(PerfError):
     """A run of the application failed or printed no record."""
 
 

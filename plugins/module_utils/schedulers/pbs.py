@@ -36,3 +36,131 @@ class PbsFamily(Scheduler):
             "-o %s" % options.stdout,
             "-e %s" % options.stderr if options.stderr else "-j oe",
         ]
+
+
+# -- submission: qsub, qstat -f, qdel -------------------------------------------------------------------------------
+import os  # noqa: E402
+import re  # noqa: E402
+
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError  # noqa: E402
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (  # noqa: E402
+    JobStatus, Submitter, directive_words, elapsed_seconds, option_value)
+
+# one-letter job states -> words; finished jobs (C, F) are told apart by their exit status
+STATES = {"Q": "QUEUED", "R": "RUNNING", "H": "HELD", "W": "WAITING", "T": "TRANSIT", "E": "EXITING",
+          "S": "SUSPENDED", "B": "BEGUN", "U": "SUSPENDED", "X": "FINISHED", "M": "MOVED"}
+ACTIVE_LETTERS = frozenset("QRHWTESBU")
+
+
+def submit_argv(script, extra_args=()):
+    return ["qsub"] + list(extra_args) + [script]
+
+
+def status_argv(job_id):
+    return ["qstat", "-f", str(job_id)]
+
+
+def cancel_argv(job_id):
+    return ["qdel", str(job_id)]
+
+
+def job_name(script_text, script_path, extra_args=()):
+    for words in (list(extra_args), directive_words(script_text, "#PBS")):
+        name = option_value(words, (), ("-N",))
+        if name:
+            return name
+    return None
+
+
+def parse_qstat(text):
+    """`qstat -f` -> dict; continuation lines (tab-indented, no '=') are joined to the previous value."""
+    fields = {}
+    last = None
+    for line in text.splitlines():
+        if line.startswith("Job Id:"):
+            fields["Job Id"] = line.split(":", 1)[1].strip()
+            continue
+        key, sep, value = line.strip().partition(" = ")
+        if sep:
+            last = key.strip()
+            fields[last] = value.strip()
+        elif last and line.strip():
+            fields[last] += line.strip()
+    return fields
+
+
+def _path(value):
+    """'host:/path' -> '/path'."""
+    if not value:
+        return None
+    return value.split(":", 1)[1] if re.match(r"^[^/:]+:/", value) else value
+
+
+class PbsSubmitter(Submitter):
+    """qsub, qstat -f, qdel; a dialect gives its name, writer and status_argv."""
+
+    prefix = "#PBS"
+    status_argv = staticmethod(status_argv)
+
+    @classmethod
+    def name_of(cls, script_text, script_path, extra_args=()):
+        return job_name(script_text, script_path, extra_args) or os.path.basename(script_path)
+
+    def submit(self, script, extra_args=(), digest=None):
+        _rc, out, _err = self.runner.run(submit_argv(script, extra_args))
+        job_id = out.strip().splitlines()[0].strip() if out.strip() else ""
+        if not job_id:
+            raise SubmitError("qsub printed no job id")
+        return job_id
+
+    def status(self, job_id):
+        argv = self.status_argv(job_id)
+        rc, out, err = self.runner.run(argv, check=False)
+        if rc != 0 or not out.strip():
+            raise SubmitError("qstat failed (rc %d): %s" % (rc, (err or out).strip() or "no such job"), cmd=argv,
+                              rc=rc, stdout=out, stderr=err)
+        fields = parse_qstat(out)
+        letter = fields.get("job_state", "U")[:1]
+        code = None
+        for key in ("exit_status", "Exit_status"):
+            if fields.get(key, "").lstrip("-").isdigit():
+                code = int(fields[key])
+        if letter in ACTIVE_LETTERS:
+            state, active = STATES.get(letter, letter), True
+        else:
+            active = False
+            if code is None or code == 0:
+                state = "COMPLETED"
+            elif code in (271, 143) or code == -1 * 15:
+                state = "CANCELLED"           # killed by SIGTERM (qdel)
+            elif code == -11 or code == -29:
+                state = "TIMEOUT"             # JOB_EXEC_KILL_WALLTIME (PBS Pro) / overlimit (Torque)
+            else:
+                state = "FAILED"
+        stdout, stderr = self._outputs(fields, job_id, self.script_path, self.job_name)
+        elapsed = elapsed_seconds(fields.get("resources_used.walltime"))
+        return JobStatus(job_id=str(job_id), state=state, active=active, exit_code=None if active else code,
+                         stdout_path=stdout, stderr_path=stderr, elapsed=elapsed, name=fields.get("Job_Name"),
+                         raw=fields)
+
+    def _outputs(self, fields, job_id, script_path, job_name_hint):
+        """Output_Path/Error_Path when qstat tells; else the first existing default name <name>.o<seq>."""
+        out, err = _path(fields.get("Output_Path")), _path(fields.get("Error_Path"))
+        if fields.get("Join_Path", "n") in ("oe", "true", "True"):
+            err = err or out
+        if out:
+            return out, err
+        seq = str(job_id).split(".", maxsplit=1)[0]
+        folder = os.path.dirname(script_path) if script_path else os.getcwd()
+        folder = self.runner.cwd or folder
+        names = [n for n in (fields.get("Job_Name"), job_name_hint,
+                             os.path.basename(script_path) if script_path else None) if n]
+        for name in names:
+            candidate = os.path.join(folder, "%s.o%s" % (name, seq))
+            if os.path.exists(candidate):
+                error = os.path.join(folder, "%s.e%s" % (name, seq))
+                return candidate, error if os.path.exists(error) else None
+        return None, None
+
+    def cancel(self, job_id):
+        self.runner.run(cancel_argv(job_id))

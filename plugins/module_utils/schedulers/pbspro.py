@@ -60,3 +60,25 @@ class PbsPro(PbsFamily):
         if options.tasks:
             warnings.append("PBS Pro counts processes per chunk: core_count %d is covered by select" % options.tasks)
         return [line for line in lines if line], warnings
+
+
+# -- submission: qsub, qstat -x -f (finished jobs too), qdel --------------------------------------------------------
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import PbsSubmitter  # noqa: E402
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (  # noqa: E402
+    directive_words)
+
+
+def status_argv(job_id):
+    return ["qstat", "-x", "-f", str(job_id)]   # -x: finished jobs too
+
+
+class PbsProSubmitter(PbsSubmitter):
+    name = "pbspro"
+    aliases = ("pbs",)
+    writer = PbsPro
+    status_argv = staticmethod(status_argv)
+
+    @classmethod
+    def claims(cls, text):
+        """#PBS directives with a select= resource are PBS Pro's."""
+        return any("select=" in word for word in directive_words(text, cls.prefix))

@@ -60,3 +60,144 @@ class Slurm(Scheduler):
         ]
         lines.extend(options.extra_directives)
         return [line for line in lines if line], []
+
+
+# -- submission: sbatch --parsable, squeue/scontrol show job -o, then sacct -c (the job-completion log) -------------
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError  # noqa: E402
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (  # noqa: E402
+    ACTIVE_STATES, JobStatus, Submitter, directive_words, elapsed_seconds, option_value)
+
+COMMENT_PREFIX = "modak:"
+QUEUED_STATES = "PENDING,RUNNING,CONFIGURING,COMPLETING,SUSPENDED,REQUEUED,RESIZING"
+
+
+def submit_argv(script, extra_args=(), digest=None, test_only=False):
+    if test_only:
+        return ["sbatch", "--test-only"] + list(extra_args) + [script]
+    comment = ["--comment=%s%s" % (COMMENT_PREFIX, digest)] if digest else []
+    return ["sbatch", "--parsable"] + comment + list(extra_args) + [script]
+
+
+def show_argv(job_id):
+    return ["scontrol", "show", "job", "-o", str(job_id)]
+
+
+def accounting_argv(job_id, completion_log=False):
+    argv = ["sacct"]
+    if completion_log:
+        argv.append("-c")          # read the job-completion log (no slurmdbd needed)
+    return argv + ["-j", str(job_id), "-n", "-P", "-X", "-o", "JobID,JobName,State,ExitCode,Elapsed,End"]
+
+
+def find_argv(name):
+    return ["squeue", "--me", "--noheader", "--name=%s" % name, "--states=%s" % QUEUED_STATES,
+            "--format=%i|%k|%T"]
+
+
+def cancel_argv(job_id):
+    return ["scancel", str(job_id)]
+
+
+def job_name(script_text, script_path, extra_args=()):
+    """The name sbatch will give the job: command line, then #SBATCH lines, then the script's file name."""
+    for words in (list(extra_args), directive_words(script_text, "#SBATCH")):
+        name = option_value(words, ("--job-name",), ("-J",))
+        if name:
+            return name
+    return script_path.rstrip("/").split("/")[-1]
+
+
+def parse_job_id(out):
+    """sbatch --parsable prints 'id' or 'id;cluster'."""
+    first = (out or "").strip().splitlines()
+    if not first or not first[0].split(";")[0].strip().isdigit():
+        raise SubmitError("sbatch printed no job id: %r" % (out,))
+    return first[0].split(";")[0].strip()
+
+
+def parse_show(text):
+    """One `scontrol show job -o` line -> dict (values may hold spaces only at the end; keep it simple)."""
+    fields = {}
+    for token in text.strip().split():
+        key, sep, value = token.partition("=")
+        if sep:
+            fields[key] = value
+    return fields
+
+
+def exit_code(text):
+    """Slurm 'code:signal' -> the exit code; a signal gives 128 + signal, as a shell would."""
+    if not text:
+        return None
+    code, _sep, signal = text.partition(":")
+    try:
+        code, signal = int(code), int(signal or 0)
+    except ValueError:
+        return None
+    return 128 + signal if signal and not code else code
+
+
+def _base_state(state):
+    # 'CANCELLED by 0' is printed by sacct; JobState may carry flags after '+'
+    return state.split()[0].split("+")[0] if state else "UNKNOWN"
+
+
+class SlurmSubmitter(Submitter):
+    """sbatch --parsable, scontrol show job -o, then sacct (-c: the job-completion log); scancel."""
+
+    name = "slurm"
+    writer = Slurm
+    prefix = "#SBATCH"
+
+    @classmethod
+    def name_of(cls, script_text, script_path, extra_args=()):
+        return job_name(script_text, script_path, extra_args)
+
+    def test_only(self, script, extra_args=()):
+        """Check a submission without submitting: sbatch --test-only answers on stderr."""
+        _rc, out, err = self.runner.run(submit_argv(script, extra_args, test_only=True))
+        return (err or out).strip()
+
+    def submit(self, script, extra_args=(), digest=None):
+        _rc, out, _err = self.runner.run(submit_argv(script, extra_args, digest))
+        return parse_job_id(out)
+
+    def find_active(self, name, digest):
+        """A queued or running job of ours with this name and content, or None."""
+        _rc, out, _err = self.runner.run(find_argv(name))
+        for line in out.splitlines():
+            parts = line.strip().split("|")
+            if len(parts) >= 2 and parts[1] == COMMENT_PREFIX + digest:
+                return parts[0]
+        return None
+
+    def status(self, job_id):
+        rc, out, err = self.runner.run(show_argv(job_id), check=False)
+        if rc == 0 and out.strip():
+            fields = parse_show(out)
+            state = _base_state(fields.get("JobState"))
+            return JobStatus(job_id=str(job_id), state=state, active=state in ACTIVE_STATES,
+                             exit_code=None if state in ACTIVE_STATES else exit_code(fields.get("ExitCode")),
+                             stdout_path=fields.get("StdOut"), stderr_path=fields.get("StdErr"),
+                             elapsed=elapsed_seconds(fields.get("RunTime")), name=fields.get("JobName"),
+                             comment=fields.get("Comment"), raw=fields)
+        if "Invalid job id" not in (err + out):
+            raise SubmitError("scontrol failed (rc %d): %s" % (rc, (err or out).strip()), cmd=show_argv(job_id),
+                              rc=rc, stdout=out, stderr=err)
+        return self._finished(job_id)
+
+    def _finished(self, job_id):
+        """The job left the controller's memory: ask accounting, then the job-completion log."""
+        for completion_log in (False, True):
+            rc, out, _err = self.runner.run(accounting_argv(job_id, completion_log), check=False)
+            for line in out.splitlines():
+                parts = line.split("|")
+                if rc == 0 and len(parts) >= 5 and parts[0] == str(job_id):
+                    state = _base_state(parts[2])
+                    return JobStatus(job_id=str(job_id), state=state, active=state in ACTIVE_STATES,
+                                     exit_code=exit_code(parts[3]), elapsed=elapsed_seconds(parts[4]),
+                                     name=parts[1])
+        raise SubmitError("Slurm knows no job %s (not in the queue, accounting or the job-completion log)" % job_id)
+
+    def cancel(self, job_id):
+        self.runner.run(cancel_argv(job_id))

@@ -47,3 +47,14 @@ class Torque(PbsFamily):
         if options.tasks:
             warnings.append("Torque counts processes per node: core_count %d is covered by nodes:ppn" % options.tasks)
         return [line for line in lines if line], warnings
+
+
+# -- submission: qsub, qstat -f, qdel -------------------------------------------------------------------------------
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import PbsSubmitter  # noqa: E402
+
+
+class TorqueSubmitter(PbsSubmitter):
+    """Any #PBS script that PBS Pro does not claim (no select=) is Torque's."""
+
+    name = "torque"
+    writer = Torque

@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Submit, follow and cancel one batch job: what the batch_job module does, without Ansible.
 
-The backends (slurm.py, pbs.py, local.py) build the argv; the Runner runs it with a timeout.
+The scheduler's Submitter (schedulers/<name>.py, found through schedulers/registry.py) builds the argv and
+parses the answers; a Runner (commands.py) runs the argv with a timeout in the C locale.
 A small ledger ``<chdir>/.modak/jobs.json`` remembers name -> (job id, content hash) so that
 PBS and local jobs, which carry no comment, are recognised on the next run too.
 """
@@ -17,12 +18,14 @@ from dataclasses import dataclass, field
 from typing import List, Optional
 
 from ansible_collections.sodalite.modak.plugins.module_utils import files
-from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
-from ansible_collections.sodalite.modak.plugins.module_utils.submit import local, pbs, slurm
-from ansible_collections.sodalite.modak.plugins.module_utils.submit.runner import (
-    Runner, SubmitError, detect_scheduler, digest)
+from ansible_collections.sodalite.modak.plugins.module_utils.commands import ProcessRunner
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import (
+    OutputError, SchedulerTimeout, SubmitError)
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.local import STATE_DIR
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import digest
 
-SCHEDULERS = ("slurm", "pbspro", "torque", "local")
+SCHEDULERS = registry.NAMES
 LEDGER = "jobs.json"
 
 
@@ -62,21 +65,16 @@ def _read(path):
         raise SubmitError("the job script %s is not UTF-8 text" % path)
 
 
-def _local_name(script):
-    base = os.path.basename(script)
-    return base.rsplit(".", 1)[0] if "." in base[1:] else base
-
-
 class Job(object):
     """One run of the module: the request, its backend, and the result being built."""
 
-    def __init__(self, req):
+    def __init__(self, req, runner=None):
         self.req = req
         self.text = _read(req.script) if req.script else ""
         if req.scheduler:
             self.scheduler = req.scheduler
         elif req.script:
-            self.scheduler = detect_scheduler(self.text)
+            self.scheduler = registry.detect(self.text)
         else:
             raise SubmitError("scheduler is required when no script is given")
         if self.scheduler not in SCHEDULERS:
@@ -84,18 +82,15 @@ class Job(object):
         self.chdir = req.chdir or (os.path.dirname(os.path.abspath(req.script)) if req.script else os.getcwd())
         if not os.path.isdir(self.chdir):
             raise SubmitError("chdir %s is not a directory" % self.chdir)
-        self.runner = Runner(timeout=req.command_timeout, cwd=self.chdir)
+        if runner is None:
+            runner = ProcessRunner(timeout=req.command_timeout)
+        runner.cwd, runner.error, runner.timeout_error = self.chdir, SubmitError, SchedulerTimeout
+        self.runner = runner
         self.digest = digest(self.text, req.extra_args) if req.script else None
         script = os.path.abspath(req.script) if req.script else None
-        if self.scheduler == "slurm":
-            self.name = slurm.job_name(self.text, script, req.extra_args) if script else None
-            self.backend = slurm.Slurm(self.runner)
-        elif self.scheduler in ("pbspro", "torque"):
-            self.name = (pbs.job_name(self.text, script, req.extra_args) or os.path.basename(script)) if script else None
-            self.backend = pbs.Pbs(self.runner, self.scheduler, script, self.name)
-        else:
-            self.name = _local_name(script) if script else None
-            self.backend = local.Local(self.runner, self.chdir, self.name or "job")
+        submitter = registry.submitter(self.scheduler)
+        self.name = submitter.name_of(self.text, script, req.extra_args) if script else None
+        self.backend = submitter(self.runner, chdir=self.chdir, script=script, job_name=self.name)
         self.script = script
         self.result = {"changed": False, "job_id": None, "state": None, "exit_code": None, "stdout_path": None,
                        "stderr_path": None, "elapsed": None, "cmd": [], "scheduler": self.scheduler,
@@ -103,7 +98,7 @@ class Job(object):
 
     # -- the ledger ---------------------------------------------------------------------------------
     def _ledger_path(self):
-        return os.path.join(self.chdir, local.STATE_DIR, LEDGER)
+        return os.path.join(self.chdir, STATE_DIR, LEDGER)
 
     def _ledger(self):
         try:
@@ -140,10 +135,9 @@ class Job(object):
         """The job id of the same job (name and content) that must not be submitted again, or None."""
         if self.req.force:
             return None
-        if self.scheduler == "slurm":
-            found = self.backend.find_active(self.name, self.digest)
-            if found:
-                return found
+        found = self.backend.find_active(self.name, self.digest)
+        if found:
+            return found
         recorded = self._recorded()
         if recorded:
             try:
@@ -196,9 +190,7 @@ class Job(object):
     def absent(self):
         job_id = self.req.job_id
         if not job_id and self.script:
-            if self.scheduler == "slurm":
-                job_id = self.backend.find_active(self.name, self.digest)
-            job_id = job_id or self._recorded()
+            job_id = self.backend.find_active(self.name, self.digest) or self._recorded()
         if not job_id:
             self.result["msg"] = "no job to cancel"
             return self.result
@@ -224,6 +216,9 @@ class Job(object):
         return self.submitted()
 
 
-def run(req):
-    """Run the request; returns the result dict or raises SubmitError / JobFailed."""
-    return Job(req).execute()
+def run(req, runner=None):
+    """Run the request; returns the result dict or raises SubmitError / JobFailed.
+
+    ``runner`` runs the commands (commands.ModuleRunner in a module, a fake in tests); by default a ProcessRunner.
+    """
+    return Job(req, runner).execute()

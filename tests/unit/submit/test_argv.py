@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.sodalite.modak.plugins.module_utils.submit import local, pbs, slurm
-from ansible_collections.sodalite.modak.plugins.module_utils.submit.runner import (
-    detect_scheduler, digest, elapsed_seconds)
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import (
+    local, pbs, pbspro, slurm, torque)
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.registry import detect as detect_scheduler
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import digest, elapsed_seconds
 
 S = "/w/job.sh"
 
@@ -27,8 +28,8 @@ ARGV = [
     ("slurm cancel", slurm.cancel_argv("42"), ["scancel", "42"]),
     ("pbs submit", pbs.submit_argv(S), ["qsub", S]),
     ("pbs submit extra", pbs.submit_argv(S, ["-q", "workq"]), ["qsub", "-q", "workq", S]),
-    ("pbspro status", pbs.status_argv("pbspro", "7.srv"), ["qstat", "-x", "-f", "7.srv"]),
-    ("torque status", pbs.status_argv("torque", "7.srv"), ["qstat", "-f", "7.srv"]),
+    ("pbspro status", pbspro.status_argv("7.srv"), ["qstat", "-x", "-f", "7.srv"]),
+    ("torque status", torque.TorqueSubmitter.status_argv("7.srv"), ["qstat", "-f", "7.srv"]),
     ("pbs cancel", pbs.cancel_argv("7.srv"), ["qdel", "7.srv"]),
     ("local submit", local.submit_argv(S, "/w/.modak", "/w/job"), ["bash", "-c", local.WRAPPER, S, "/w/.modak", "/w/job"]),
     ("local check mode", local.syntax_argv(S), ["bash", "-n", S]),
@@ -96,7 +97,7 @@ def test_digest_covers_content_and_arguments():
 
 
 def test_local_scripts_declare_their_own_output_files(tmp_path):
-    from ansible_collections.sodalite.modak.plugins.module_utils.submit.local import declared_outputs
+    from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.local import declared_outputs
     script = tmp_path / "a.sh"
     script.write_text("#!/bin/bash\n# modak: local run of job a\nset -eo pipefail\nexec >a.out 2>&1\n./x\n")
     assert declared_outputs(str(script)) == ("a.out", "a.out")
