@@ -59,9 +59,10 @@ SOURCE_URL = r"^(https?|git|ssh)://[A-Za-z0-9._~:/?#@!&'()*+,;=%-]{1,2048}$"
 VERSION_REQ = r"^\s*(latest|any|\*|((==|>=|<=|>|<|~=|=)?\s*v?\d+(\.\d+){0,3}\s*)(,\s*(==|>=|<=|>|<|~=|=)?\s*v?\d+(\.\d+){0,3}\s*)*)?\s*$"
 # free text that is quoted before it reaches a script: one line, no control characters
 ONE_LINE = "^[^\\x00-\\x1f\\x7f\\x85\\u2028\\u2029]*$"
-# a command line: one line, or several joined by backslash-newline continuations as in a shell
-COMMAND_LINE = ("^([^\\x00-\\x1f\\x7f\\x85\\u2028\\u2029\\\\]"
-                "|\\\\[^\\x00-\\x09\\x0b-\\x1f\\x7f\\x85\\u2028\\u2029])*\\\\?$")
+# a command line: one line, or several joined by backslash-newline continuations as in a shell (no per-character
+# group, so that Python's re checks a long value in linear time and constant memory)
+COMMAND_LINE = ("^(?![\\s\\S]*[^\\\\]\\n)(?!\\n)"
+                "[^\\x00-\\x09\\x0b-\\x1f\\x7f\\x85\\u2028\\u2029]*$")
 # multi-line shell text (a build command): quoted as one word, no NUL
 NO_NUL = "^[^\\x00]*$"
 
