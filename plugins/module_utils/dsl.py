@@ -14,7 +14,7 @@ import math
 import re
 import traceback
 
-from ansible_collections.sodalite.modak.plugins.module_utils import cpu, schema, shell
+from ansible_collections.sodalite.modak.plugins.module_utils import compat, cpu, schema, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, nearest, path_str
 from ansible_collections.sodalite.modak.plugins.module_utils.model import (
     Application, Build, JobOptions, JobRequest, Optimisation, Target)
@@ -139,7 +139,8 @@ def end_anchored(pattern):
             elif char == "$" and not in_class:
                 char = "\\Z"
             out.append(char)
-        _PATTERNS[pattern] = re.compile("".join(out))
+        # ASCII: '\\d' is 0-9 only, as in JSON Schema; other scripts' digits never reach a directive
+        _PATTERNS[pattern] = re.compile("".join(out), re.ASCII)
     return _PATTERNS[pattern]
 
 
@@ -151,9 +152,22 @@ def _pattern_keyword(validator, pattern, instance, _schema):
 _VALIDATOR = []
 
 
+def _is_integer(_checker, instance):
+    """Only whole numbers written as integers: 2.0 is not a task count (JSON Schema would accept it)."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _is_number(_checker, instance):
+    """Finite numbers only: NaN and infinities (YAML .nan/.inf, JSON NaN) are refused."""
+    return (isinstance(instance, (int, float)) and not isinstance(instance, bool)
+            and (isinstance(instance, int) or math.isfinite(instance)))
+
+
 def _validator():
     if not _VALIDATOR:
-        cls = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _pattern_keyword})
+        base = jsonschema.Draft202012Validator
+        checker = base.TYPE_CHECKER.redefine_many({"integer": _is_integer, "number": _is_number})
+        cls = jsonschema.validators.extend(base, {"pattern": _pattern_keyword}, type_checker=checker)
         _VALIDATOR.append(cls(schema.SCHEMA))
     return _VALIDATOR[0]
 
@@ -292,12 +306,18 @@ def _semantic_problems(doc):
             if words != ("NONE",) and not opts.get("email_address"):
                 out.append(DslProblem(base + ".email_address", "is required when event notifications are requested",
                                       hint="add an email address or drop request_event_notification"))
-    if opts.get("combine_stdout_stderr") is False and not opts.get("standard_error_file"):
+    if opts.get("combine_stdout_stderr") in (False, "false", "False") and not opts.get("standard_error_file"):
         out.append(DslProblem(base + ".standard_error_file", "is required when combine_stdout_stderr is false",
                               hint="name an error file, or set combine_stdout_stderr to true"))
     if opts.get("queue") and opts.get("partition") and opts["queue"] != opts["partition"]:
         out.append(DslProblem(base + ".partition", "differs from queue; both name the same thing",
                               opts["partition"], "give only one of queue and partition"))
+    target = job.get("target") or {}
+    kinds = set(SCHEDULER_ALIASES.get(target[k], target[k]) for k in ("job_scheduler_type", "queue_type")
+                if isinstance(target.get(k), str))
+    if len(kinds) > 1:
+        out.append(DslProblem("job.target.queue_type", "differs from job_scheduler_type; both name the scheduler",
+                              target["queue_type"], "give only job_scheduler_type"))
     if opts.get("memory_limit") is not None and opts.get("minimum_memory_per_processor") is not None:
         out.append(DslProblem(base + ".minimum_memory_per_processor",
                               "cannot be combined with memory_limit (schedulers take one or the other)",
@@ -399,19 +419,31 @@ def _safe_semantic(doc):
 # ---------------------------------------------------------------- building the request
 
 def _words(value):
+    """A list is exact words; a string is split like a shell would, $NAME/${NAME} left to expand at run time."""
     if value is None:
         return ()
     if isinstance(value, list):
         return tuple(str(v) for v in value)
-    return tuple(shell.split_words(value))
+    return tuple(shell.split_command(value))
 
 
-def _job_options(raw):
+def _lines(value):
+    """Shell text (pre-/post-execution, target setup): one text or a list of lines -> tuple of texts."""
+    if value is None or value == "":
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _job_options(raw, notes):
     events = mail_events(raw["request_event_notification"]) if raw.get("request_event_notification") else ()
     dependency = raw.get("job_dependency") or ()
     if isinstance(dependency, str):
         dependency = (dependency,)
     stderr = raw.get("standard_error_file")
+    if stderr and raw.get("combine_stdout_stderr") is True:
+        notes.append("combine_stdout_stderr is true: standard error goes to the output file; standard_error_file "
+                     "%s is not used" % stderr)
+        stderr = None
     return JobOptions(
         job_name=raw.get("job_name", "job"),
         queue=raw.get("queue") or raw.get("partition"),
@@ -432,7 +464,7 @@ def _job_options(raw):
         dependency=tuple(dependency),
         begin=raw.get("defer_job"),
         exclusive=bool(raw.get("node_exclusive", False)),
-        stdout=raw.get("standard_output_file", "job.out"),
+        stdout=raw.get("standard_output_file"),
         stderr=stderr or None,
         mail_events=tuple(e for e in events if e != "NONE"),
         mail_user=raw.get("email_address"),
@@ -497,8 +529,8 @@ def _optimisation(raw, notes):
 
 def build_request(doc):
     """Turn a valid document into a JobRequest (call ``validate`` first)."""
+    doc, notes, warnings = compat.normalise(doc)
     job = doc["job"]
-    notes = []
     raw_app = job.get("application") or {}
     raw_target = job.get("target") or {}
     opt = _optimisation(job["optimisation"], notes) if job.get("optimisation") else None
@@ -527,6 +559,8 @@ def build_request(doc):
         bind_paths=tuple(binds),
         modules=tuple(raw_app.get("modules") or ()),
         launcher=raw_app.get("launcher", "auto"),
+        pre_execution=_lines(raw_app.get("pre-execution")),
+        post_execution=_lines(raw_app.get("post-execution")),
     )
     scheduler = raw_target.get("job_scheduler_type")
     if scheduler is None:
@@ -537,12 +571,13 @@ def build_request(doc):
     target = Target(scheduler=scheduler, name=raw_target.get("name"),
                     engine=raw_target.get("container_engine", "apptainer"), image_dir=raw_target.get("image_dir"),
                     login_host=raw_target.get("login_host"), work_dir=raw_target.get("work_dir"),
-                    partition=raw_target.get("partition"))
-    options = _job_options(job.get("job_options") or {})
+                    partition=raw_target.get("partition"), modules=tuple(raw_target.get("modules") or ()),
+                    setup=_lines(raw_target.get("setup")))
+    options = _job_options(job.get("job_options") or {}, notes)
     if options.queue is None and target.partition:
         options = dataclasses.replace(options, queue=target.partition)
         notes.append("partition %s comes from target.partition" % target.partition)
-    return JobRequest(options=options, app=app, target=target, opt=opt, notes=tuple(notes))
+    return JobRequest(options=options, app=app, target=target, opt=opt, notes=tuple(notes), warnings=tuple(warnings))
 
 
 def parse(doc):

@@ -29,7 +29,7 @@ class JobOptions:
     dependency: Tuple[str, ...] = ()
     begin: Optional[str] = None
     exclusive: bool = False
-    stdout: str = "job.out"
+    stdout: Optional[str] = None  # None: the scheduler's own default name (unique per job)
     stderr: Optional[str] = None
     mail_events: Tuple[str, ...] = ()  # canonical: begin, end, fail
     mail_user: Optional[str] = None
@@ -61,6 +61,8 @@ class Application:
     bind_paths: Tuple[str, ...] = ()
     modules: Tuple[str, ...] = ()
     launcher: str = "auto"
+    pre_execution: Tuple[str, ...] = ()   # user shell, run as given before the build and the run
+    post_execution: Tuple[str, ...] = ()  # user shell, run as given after the run
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,8 @@ class Target:
     login_host: Optional[str] = None
     work_dir: Optional[str] = None
     partition: Optional[str] = None
+    modules: Tuple[str, ...] = ()  # environment modules every job on this target loads
+    setup: Tuple[str, ...] = ()    # user shell every job on this target runs first, as given
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,7 @@ class JobRequest:
     target: Target
     opt: Optional[Optimisation] = None
     notes: Tuple[str, ...] = ()  # things said about defaults that were applied
+    warnings: Tuple[str, ...] = ()  # readings of the document that may not be what was meant
 
 
 @dataclass(frozen=True)

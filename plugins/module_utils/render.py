@@ -73,16 +73,40 @@ def image_lines(req, uri, runtime):
     ]
 
 
+_PARALLELISM = re.compile(r"\{\{\s*BUILD_PARALLELISM\s*\}\}")
+
+
+def clone_dir(src):
+    """The directory git itself clones into: the last path part without '.git' (https://h/x/solver.git -> solver)."""
+    path = re.sub(r"(/\.git)?/*\Z", "", src.split("?", 1)[0].split("#", 1)[0])
+    name = re.split(r"[/:]", path)[-1]
+    name = name[:-4] if name.endswith(".git") else name
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    return name if name.strip(".") else "source"
+
+
+def shell_lines(what, texts):
+    """User shell (pre-/post-execution, target setup), run as given in the job's shell.
+
+    Each text is one quoted word for ``eval``: it runs exactly as a script body would (same shell, same
+    variables, ``set -e`` applies), and no quote or here-document in it can reach the lines that follow.
+    """
+    if not texts:
+        return []
+    return ["# %s (your shell, run as given)" % what] + ["eval %s" % shell.quote(text) for text in texts]
+
+
 def build_lines(build, wrap):
     """Fetch the sources and run the build command once, inside the container when there is one."""
     lines = ["# build step (application.build)"]
     if build.src.endswith(".git") or build.src.startswith(("git://", "ssh://")):
-        lines.append("if [ ! -d modak-src ]; then git clone --depth 1 -- %s modak-src; fi" % shell.quote(build.src))
+        folder = shell.quote(clone_dir(build.src))
+        lines.append("if [ ! -d %s ]; then git clone --depth 1 -- %s %s; fi" % (folder, shell.quote(build.src), folder))
     else:
         name = re.sub(r"[^A-Za-z0-9._-]", "_", build.src.split("?")[0].rstrip("/").split("/")[-1]) or "source"
         lines.append("curl --fail --location --retry 3 --proto '=https,http' -o %s -- %s"
                      % (shell.quote(name), shell.quote(build.src)))
-    command = build.command.replace("{{BUILD_PARALLELISM}}", str(build.parallelism))
+    command = _PARALLELISM.sub(str(build.parallelism), build.command)
     lines.append(shell.command(wrap(["bash", "-c", command])))
     return lines
 
@@ -100,9 +124,13 @@ def render(req, choice, settings):
         body.append("cd %s" % shell.quote(app.working_directory))
     else:
         body.extend(backend.workdir_lines())
+    if req.target.modules:
+        body.append("module load %s" % shell.join(req.target.modules))
+    body.extend(shell_lines("target.setup", req.target.setup))
     if app.modules:
         body.append("module load %s" % shell.join(app.modules))
     body.extend("export %s=%s" % (name, shell.quote(value)) for name, value in settings.env)
+    body.extend(shell_lines("application.pre-execution", app.pre_execution))
 
     binds = list(app.bind_paths)
     if app.working_directory and app.working_directory not in binds:
@@ -118,7 +146,13 @@ def render(req, choice, settings):
     if app.build:
         body.extend(build_lines(app.build, wrap))
     run = backend.run_prefix(options) + launcher_words(settings) + wrap(list(app.argv) + list(settings.extra_args))
-    body.append(shell.command(run))
+    if app.post_execution:
+        body.append("MODAK_RC=0")
+        body.append("%s || MODAK_RC=$?" % shell.command(run))
+        body.extend(shell_lines("application.post-execution", app.post_execution))
+        body.append('exit "$MODAK_RC"')
+    else:
+        body.append(shell.command(run))
     script = JobScript(scheduler=backend.name, filename=options.job_name + backend.extension,
                        directives=tuple(directives), body=tuple(annotate(body)))
     return script, warnings

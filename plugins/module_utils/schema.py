@@ -51,7 +51,9 @@ NODELIST = r"^[A-Za-z0-9_.,\[\]-]{1,1024}$"
 CONSTRAINT = r"^[A-Za-z0-9_.&|,*\[\]():-]{1,256}$"
 DIRECTIVE = r"^--?[A-Za-z][A-Za-z0-9-]*([= ][A-Za-z0-9_.,:=/@%+\[\]-]+)?$"
 IMAGE_REF = (r"^((docker|library|oras|shub|docker-archive|oci-archive|docker-daemon)://"
-             r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|[A-Za-z0-9_./+-]{1,255}\.sif)$")
+             r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|[A-Za-z0-9_./+-]{1,255}\.sif"
+             # the original's forms: a bare 'repo/name:tag' or 'name' (read as docker://...), or '' (no container)
+             r"|[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|)$")
 ABS_PATH = r"^/[A-Za-z0-9_.@+/-]{0,1023}$"
 HOST = r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9])?$"
 BIND = r"^/[A-Za-z0-9_.@+/-]{0,1023}(:/[A-Za-z0-9_.@+/-]{0,1023}(:(ro|rw))?)?$"
@@ -60,6 +62,10 @@ SOURCE_URL = r"^(https?|git|ssh)://[A-Za-z0-9._~:/?#@!&'()*+,;=%-]{1,2048}$"
 VERSION_REQ = r"^\s*(latest|any|\*|((==|>=|<=|>|<|~=|=)?\s*v?\d+(\.\d+){0,3}\s*)(,\s*(==|>=|<=|>|<|~=|=)?\s*v?\d+(\.\d+){0,3}\s*)*)?\s*$"
 # free text that is quoted before it reaches a script: one line, no control characters
 ONE_LINE = "^[^\\x00-\\x1f\\x7f\\x85\\u2028\\u2029]*$"
+# a command line: one line, or several joined by backslash-newline continuations as in a shell (no per-character
+# group, so that Python's re checks a long value in linear time and constant memory)
+COMMAND_LINE = ("^(?![\\s\\S]*[^\\\\]\\n)(?!\\n)"
+                "[^\\x00-\\x09\\x0b-\\x1f\\x7f\\x85\\u2028\\u2029]*$")
 # multi-line shell text (a build command): quoted as one word, no NUL
 NO_NUL = "^[^\\x00]*$"
 
@@ -95,7 +101,8 @@ def _int(description=None, minimum=1, maximum=1000000):
 
 
 def _bool(description=None, default=None):
-    out = {"type": "boolean"}
+    # "true"/"false" strings are the original's unit-test inputs: accepted, and read as booleans with a note
+    out = {"type": ["boolean", "string"], "pattern": "^(true|false|True|False)$"}
     if description:
         out["description"] = description
     if default is not None:
@@ -112,6 +119,10 @@ def _enum(values, description=None, default=None):
     return out
 
 
+# user shell by design (pre-/post-execution, target setup): one text or a list of lines, no NUL
+SHELL_LINES = {"type": ["string", "array"], "pattern": NO_NUL, "maxLength": 65536,
+               "items": _s(NO_NUL, max_length=8192), "maxItems": 256}
+
 DATA = {"type": "object", "description": "Free-form data description (location, size, etl...).",
         "properties": {"location": _s(ONE_LINE, "Where the data lives; an absolute path is bound into the container.")}}
 
@@ -124,9 +135,11 @@ JOB_OPTIONS = _obj({
                         "description": "Wall time: seconds, 'H:MM:SS', 'D-HH:MM:SS' or ISO 8601 'P1DT2H'."},
     "node_count": _int("Number of nodes."),
     "process_count_per_node": _int("MPI processes (tasks) per node."),
-    "core_count": _int("Total number of cores (tasks) for the job."),
+    "core_count": _int("Total number of processes (tasks, like Slurm --ntasks) of the job, spread over the nodes; "
+                       "each gets core_count_per_process cores."),
     "core_count_per_process": _int("Cores per process (Slurm --cpus-per-task)."),
-    "request_gpus": _int("GPUs per node.", maximum=64),
+    "request_gpus": _int("GPUs per node; default 1 when opt_build.acc_type is nvidia or amd, 0 asks for none.",
+                         minimum=0, maximum=64),
     "gpu_type": _s(r"^[A-Za-z0-9_.-]{1,64}$", "GPU model for typed requests (Slurm --gres=gpu:TYPE:N)."),
     "memory_limit": {"type": ["string", "integer"], "pattern": MEMORY, "minimum": 1,
                      "description": "Memory per node: MiB as an integer, or '4G', '512M', '1T'."},
@@ -141,9 +154,13 @@ JOB_OPTIONS = _obj({
     "defer_job": _s(DEFER, "Earliest start: 'YYYY-MM-DD' or 'YYYY-MM-DDTHH:MM[:SS]'."),
     "node_exclusive": _bool("Request whole nodes for this job."),
     "standard_output_file": _s(OUTPUT_FILE, "Standard output file, relative to the job's working directory, no '..' "
-                                            "(scheduler patterns such as %j allowed).", default="job.out"),
+                                            "(scheduler patterns such as %j allowed). Default: the scheduler's "
+                                            "naming, unique per job (Slurm <name>-%j.out, <name>-%A_%a.out for "
+                                            "arrays; PBS <name>.o<id>)."),
     "standard_error_file": _s(OUTPUT_FILE, "Standard error file, relative to the job's working directory, no '..'."),
-    "combine_stdout_stderr": _bool("Write standard error into the output file.", default=True),
+    "combine_stdout_stderr": _bool("Write standard error into the output file (true wins over "
+                                   "standard_error_file; absent: combined unless standard_error_file is given).",
+                                   default=True),
     "request_event_notification": _s(EVENTS, "Mail events: Slurm words (BEGIN,END,FAIL,ALL,NONE...) or PBS letters (abe, n)."),
     "email_address": _s(EMAIL, "Mail recipient(s) for event notifications."),
     "copy_environment": _bool("Export the submitting environment to the job."),
@@ -155,7 +172,8 @@ JOB_OPTIONS = _obj({
 
 BUILD = _obj({
     "src": _s(SOURCE_URL, "Source to fetch: https URL of an archive or file, or a git repository (.git)."),
-    "build_command": _s(NO_NUL, "Build command, run with bash; {{BUILD_PARALLELISM}} is replaced by build_parallelism.",
+    "build_command": _s(NO_NUL, "Build command, run with bash; {{BUILD_PARALLELISM}} (spaces inside the braces "
+                                "allowed) is replaced by build_parallelism, nothing else is substituted.",
                         max_length=8192),
     "build_parallelism": _int("Parallel build jobs.", maximum=4096),
 }, required=("src", "build_command"), title="build")
@@ -163,11 +181,15 @@ BUILD = _obj({
 APPLICATION = _obj({
     "app_tag": _s(NAME, "Application name, used to find application images."),
     "app_type": _enum(APP_TYPES, "Kind of application."),
-    "executable": _s(ONE_LINE, "Program to run, split into words without shell expansion.", max_length=4096),
-    "arguments": {"type": ["string", "array"], "pattern": ONE_LINE, "maxLength": 16384,
+    "executable": _s(COMMAND_LINE, "Program to run, split into words like a shell would; only $NAME/${NAME} "
+                                   "outside single quotes is expanded (at run time), nothing else.", max_length=4096),
+    "arguments": {"type": ["string", "array"], "pattern": COMMAND_LINE, "maxLength": 16384,
                   "items": _s(ONE_LINE, max_length=4096), "maxItems": 1024,
-                  "description": "Arguments: a string split like a shell would (no expansion) or a list."},
-    "container_runtime": _s(IMAGE_REF, "Your own image: docker://, library://, oras:// reference or a .sif path."),
+                  "description": "Arguments: a string split like a shell would (backslash-newline continues the "
+                                 "line; only $NAME/${NAME} outside single quotes is expanded), or a list of exact "
+                                 "words (never expanded)."},
+    "container_runtime": _s(IMAGE_REF, "Your own image: docker://, library://, oras:// reference or a .sif path; "
+                                       "a bare 'repo/name:tag' or 'name' is read as docker://..., '' as none."),
     "mpi_ranks": _int("MPI ranks (processes) in total."),
     "threads": _int("Threads per process (OMP_NUM_THREADS).", maximum=4096),
     "minimal_efficiency": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
@@ -183,6 +205,10 @@ APPLICATION = _obj({
     "modules": {"type": "array", "maxItems": 64, "items": _s(MODULE),
                 "description": "Environment modules to load before the run."},
     "launcher": _enum(LAUNCHERS, "Parallel launcher; 'auto' picks srun under Slurm and mpirun elsewhere.", default="auto"),
+    "pre-execution": dict(SHELL_LINES, description="Shell lines run as given (user shell, like a batch script "
+                                                   "body) on the host before the build and the run."),
+    "post-execution": dict(SHELL_LINES, description="Shell lines run as given on the host after the run, also "
+                                                    "when it failed; the job keeps the run's exit status."),
 }, title="application", description="What to run.")
 
 TARGET = _obj({
@@ -194,6 +220,11 @@ TARGET = _obj({
     "login_host": _s(HOST, "Host (inventory name or DNS name) where jobs are submitted: the cluster's login node."),
     "work_dir": _s(ABS_PATH, "Absolute directory on the login host where the job script is copied and submitted."),
     "partition": _s(NAME, "Partition (queue) used when job_options names none."),
+    "queue_type": _enum(SCHEDULERS, "The original's name for job_scheduler_type (EXAMPLE.md)."),
+    "modules": {"type": "array", "maxItems": 64, "items": _s(MODULE),
+                "description": "Environment modules this target needs for every job ('module load' first)."},
+    "setup": dict(SHELL_LINES, description="Shell lines this target needs for every job (the original's per-"
+                                           "infrastructure scripts), run as given before the application's."),
 }, title="target", description="Where to run.")
 
 OPT_BUILD = _obj({

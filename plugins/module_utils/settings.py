@@ -79,9 +79,13 @@ def plan(req, choice, advice=None):
 
     vendor = opt.accelerator if opt and opt.accelerator in ("nvidia", "amd") else "none"
     gpus = options.gpus_per_node or 0
-    if vendor != "none" and not gpus:
+    if vendor != "none" and options.gpus_per_node == 0:
+        vendor = "none"
+        notes.append("request_gpus is 0: no GPU asked for although acc_type is %s" % opt.accelerator)
+    elif vendor != "none" and not gpus:
         gpus = 1
-        notes.append("the target has %s GPUs but request_gpus is not set: asking for 1 GPU per node" % vendor)
+        notes.append("the target has %s GPUs but request_gpus is not set: asking for 1 GPU per node "
+                     "(request_gpus: 0 asks for none)" % vendor)
     if gpus and vendor == "none":
         vendor = "nvidia"
         notes.append("request_gpus without opt_build.acc_type: assuming NVIDIA GPUs (--nv)")

@@ -54,8 +54,118 @@ def has_line_break(text):
 
 
 def split_words(text):
-    """Split a DSL command string into words (POSIX rules, no expansion)."""
-    return shlex.split(str(text), comments=False, posix=True)
+    """Split a DSL command string into words as a shell does, without expanding anything.
+
+    Variable references stay as written (``${HOME}``); ``split_command`` marks them for expansion.
+    """
+    return ["".join(part for part, _var in segments) for segments in _tokens(str(text))]
+
+
+def split_command(text):
+    """Split a DSL command string into words; words holding ``$NAME``/``${NAME}`` outside single quotes
+    become Raw shell words that expand those variables (double-quoted: no splitting, no globbing) and keep
+    everything else literal. Nothing else is ever expanded: ``$(...)``, backticks, ``$1``, ``~``, globs.
+    """
+    words = []
+    for segments in _tokens(str(text)):
+        if not any(var for _part, var in segments):
+            words.append("".join(part for part, _var in segments))
+            continue
+        out = []
+        for part, var in segments:
+            if var:
+                out.append('"${%s}"' % var)
+            elif part:
+                out.append(quote(part))
+        words.append(Raw("".join(out)))
+    return words
+
+
+_VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_BLANKS = " \t\n"
+
+
+def _tokens(text):
+    """POSIX word splitting in one pass (linear): a list of words, each a list of (text, variable name or None).
+
+    Backslash-newline outside single quotes is a line continuation and disappears, as in a shell.
+    Raises ValueError for an unclosed quote or a final lone backslash (shlex's messages).
+    """
+    words, segments, literal = [], [], []
+    in_word = False
+    i, n = 0, len(text)
+
+    def flush_literal():
+        if literal:
+            segments.append(("".join(literal), None))
+            del literal[:]
+
+    def variable(pos):
+        match = _VAR.match(text, pos)
+        if not match:
+            return None, pos
+        flush_literal()
+        name = match.group(1) or match.group(2)
+        segments.append((match.group(0), name))
+        return name, match.end()
+
+    while i < n:
+        char = text[i]
+        if char == "\\" and i + 1 < n and text[i + 1] == "\n":
+            i += 2
+            continue
+        if char in _BLANKS:
+            if in_word:
+                flush_literal()
+                words.append(segments)
+                segments, in_word = [], False
+            i += 1
+            continue
+        in_word = True
+        if char == "\\":
+            if i + 1 >= n:
+                raise ValueError("No escaped character")
+            literal.append(text[i + 1])
+            i += 2
+        elif char == "'":
+            end = text.find("'", i + 1)
+            if end < 0:
+                raise ValueError("No closing quotation")
+            literal.append(text[i + 1:end])
+            i = end + 1
+        elif char == '"':
+            i += 1
+            while True:
+                if i >= n:
+                    raise ValueError("No closing quotation")
+                char = text[i]
+                if char == '"':
+                    i += 1
+                    break
+                if char == "\\" and i + 1 < n and text[i + 1] in '$`"\\\n':
+                    if text[i + 1] != "\n":
+                        literal.append(text[i + 1])
+                    i += 2
+                elif char == "$":
+                    name, i = variable(i)
+                    if name is None:
+                        literal.append(char)
+                        i += 1
+                else:
+                    literal.append(char)
+                    i += 1
+        elif char == "$":
+            name, i = variable(i)
+            if name is None:
+                literal.append(char)
+                i += 1
+        else:
+            literal.append(char)
+            i += 1
+    if in_word:
+        flush_literal()
+        words.append(segments)
+    return words
 
 
 class Raw(str):

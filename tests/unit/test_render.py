@@ -120,7 +120,7 @@ def test_build_parallelism_is_replaced_without_templates(catalog):
         "src": "https://example.org/src.git", "build_command": "make -j{{BUILD_PARALLELISM}} {{ 7*7 }}",
         "build_parallelism": 6}}, "target": {"job_scheduler_type": "slurm"}}}
     text = script_of(doc, catalog)
-    assert "git clone --depth 1 -- https://example.org/src.git modak-src" in text
+    assert "if [ ! -d src ]; then git clone --depth 1 -- https://example.org/src.git src; fi" in text
     assert "bash -c 'make -j6 {{ 7*7 }}'" in text and "49" not in text
 
 

@@ -59,15 +59,15 @@ def _expected_local_full():
 
 
 def _expected_slurm_minimal():
-    return {"#SBATCH --job-name=min", "#SBATCH --nodes=1", "#SBATCH --output=job.out"}
+    return {"#SBATCH --job-name=min", "#SBATCH --nodes=1", "#SBATCH --output=min-%j.out"}
 
 
 def _expected_pbspro_minimal():
-    return {"#PBS -N min", "#PBS -l select=1:ncpus=1:mpiprocs=1", "#PBS -o job.out", "#PBS -j oe"}
+    return {"#PBS -N min", "#PBS -l select=1:ncpus=1:mpiprocs=1", "#PBS -j oe"}
 
 
 def _expected_torque_minimal():
-    return {"#PBS -N min", "#PBS -l nodes=1:ppn=1", "#PBS -o job.out", "#PBS -j oe"}
+    return {"#PBS -N min", "#PBS -l nodes=1:ppn=1", "#PBS -j oe"}
 
 
 def _expected_local_minimal():

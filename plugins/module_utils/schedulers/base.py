@@ -5,6 +5,11 @@
 
 from __future__ import annotations
 
+import re
+import string
+
+_PERCENT_FORMAT = re.compile(r"%[-#0 +]*\d*(\.\d+)?[sdifrx]")
+
 
 def hms(seconds):
     """Wall time as HH:MM:SS; hours keep counting past 24 (30 h -> '30:00:00')."""
@@ -41,10 +46,42 @@ def pbs_begin(begin):
 
 
 def opt(fmt, value):
-    """A directive for a value that may be missing: returns '' for None/False (filtered later)."""
+    """A directive for a value that may be missing: returns '' for None/False (filtered later).
+
+    ``fmt`` is a str.format pattern with exactly one ``{0}`` field; any other pattern (a %-format, no
+    field, several fields) raises ValueError, missing value or not, so a wrong pattern never reaches a script.
+    """
+    fields = [name for _text, name, _spec, _conv in string.Formatter().parse(fmt) if name is not None]
+    if fields != ["0"] or _PERCENT_FORMAT.search(fmt):
+        raise ValueError("directive pattern %r must hold exactly one {0} field" % fmt)
     if value is None or value is False:
         return ""
     return fmt.format(value)
+
+
+def task_chunks(options, settings, warnings):
+    """The tasks each node gets, as [(node count, tasks per node)], for schedulers that count per node.
+
+    core_count (``options.tasks``) is the total number of tasks, like Slurm's --ntasks: it is spread over
+    the nodes as evenly as possible (21 + 19 for 40 on 2 nodes), with process_count_per_node as an upper
+    bound. Without core_count every node gets ``settings.tasks_per_node`` tasks (1 when unset).
+    """
+    nodes, tpn = settings.nodes, settings.tasks_per_node
+    total = options.tasks
+    if not total:
+        return [(nodes, tpn or 1)]
+    if total < nodes:
+        warnings.append("core_count %d is less than the %d nodes: asking for %d node(s) with one task each "
+                        "(as Slurm does)" % (total, nodes, total))
+        return [(total, 1)]
+    low, extra = divmod(total, nodes)
+    if tpn and low + (1 if extra else 0) > tpn:
+        warnings.append("core_count %d does not fit in %d node(s) x %d task(s) (process_count_per_node); "
+                        "core_count wins, as with Slurm's --ntasks: %s task(s) per node"
+                        % (total, nodes, tpn, "%d-%d" % (low, low + 1) if extra else low))
+    chunks = [(extra, low + 1)] if extra else []
+    chunks.append((nodes - extra, low))
+    return chunks
 
 
 class Scheduler(object):

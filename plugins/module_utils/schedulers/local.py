@@ -43,6 +43,10 @@ class Local(Scheduler):
         return []
 
     def redirect_lines(self, options):
+        if not options.stdout:
+            # no file named: the output stays with whoever runs the script (batch_job writes <name>.o<pid>,
+            # unique per run); standard error joins it unless a file is named for it
+            return ["exec 2>%s" % _target(options.stderr) if options.stderr else "exec 2>&1"]
         if options.stderr:
             return ["exec >%s 2>%s" % (_target(options.stdout), _target(options.stderr))]
         return ["exec >%s 2>&1" % _target(options.stdout)]

@@ -33,7 +33,7 @@ class PbsFamily(Scheduler):
             opt("-M {0}", options.mail_user if options.mail_events else None),
             "-V" if options.export_all else "",
             opt("-v {0}", options.export_vars),
-            "-o %s" % options.stdout,
+            opt("-o {0}", options.stdout),  # none named: PBS's <name>.o<id> (one per array index)
             "-e %s" % options.stderr if options.stderr else "-j oe",
         ]
 

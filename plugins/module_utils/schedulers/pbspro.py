@@ -7,24 +7,29 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import hms, opt
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import hms, opt, task_chunks
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import PbsFamily
 
 
 def select(options, settings, warnings):
-    tpn = settings.tasks_per_node or 1
-    chunk = ["%d" % settings.nodes, "ncpus=%d" % (tpn * settings.cpus_per_task), "mpiprocs=%d" % tpn]
-    if settings.threads > 1:
-        chunk.append("ompthreads=%d" % settings.threads)
-    if settings.gpus:
-        chunk.append("ngpus=%d" % settings.gpus)
-    if options.mem_mb:
-        chunk.append("mem=%dmb" % options.mem_mb)
-    elif options.mem_per_cpu_mb:
-        chunk.append("mem=%dmb" % (options.mem_per_cpu_mb * tpn * settings.cpus_per_task))
-        warnings.append("PBS Pro has no per-CPU memory: asking for %d MB per node instead"
-                        % (options.mem_per_cpu_mb * tpn * settings.cpus_per_task))
-    return "select=" + ":".join(chunk)
+    """select=N:ncpus=..:mpiprocs=..; core_count spread unevenly over the nodes gives two chunk kinds joined by '+'."""
+    cpt = settings.cpus_per_task
+    chunks = []
+    for count, tpn in task_chunks(options, settings, warnings):
+        chunk = ["%d" % count, "ncpus=%d" % (tpn * cpt), "mpiprocs=%d" % tpn]
+        if settings.threads > 1:
+            chunk.append("ompthreads=%d" % settings.threads)
+        if settings.gpus:
+            chunk.append("ngpus=%d" % settings.gpus)
+        if options.mem_mb:
+            chunk.append("mem=%dmb" % options.mem_mb)
+        elif options.mem_per_cpu_mb:
+            chunk.append("mem=%dmb" % (options.mem_per_cpu_mb * tpn * cpt))
+        chunks.append(":".join(chunk))
+    if options.mem_per_cpu_mb and not options.mem_mb:
+        warnings.append("PBS Pro has no per-CPU memory: asking for %d MB per CPU times the CPUs of each chunk instead"
+                        % options.mem_per_cpu_mb)
+    return "select=" + "+".join(chunks)
 
 
 def array(spec, warnings):
@@ -57,8 +62,6 @@ class PbsPro(PbsFamily):
             if value:
                 warnings.append("PBS Pro has no portable directive for %s; '%s' was left out "
                                 "(use extra_directives)" % (field, value))
-        if options.tasks:
-            warnings.append("PBS Pro counts processes per chunk: core_count %d is covered by select" % options.tasks)
         return [line for line in lines if line], warnings
 
 

@@ -24,6 +24,11 @@ def export(options):
     return "--export=%s" % ",".join(parts) if parts else ""
 
 
+def default_output(options):
+    """Slurm's naming with the job name: <name>-<jobid>.out, <name>-<arrayjob>_<task>.out for arrays."""
+    return "%s-%s.out" % (options.job_name, "%A_%a" if options.array else "%j")
+
+
 class Slurm(Scheduler):
     name = "slurm"
     prefix = "#SBATCH"
@@ -35,7 +40,7 @@ class Slurm(Scheduler):
         lines = [
             "--job-name=%s" % options.job_name,
             "--nodes=%d" % settings.nodes,
-            opt("--ntasks=%d", options.tasks),
+            opt("--ntasks={0}", options.tasks),
             opt("--ntasks-per-node={0}", settings.tasks_per_node),
             opt("--cpus-per-task={0}", settings.cpus_per_task if settings.cpus_per_task > 1 or options.cpus_per_task
                 else None),
@@ -55,7 +60,7 @@ class Slurm(Scheduler):
             opt("--mail-user={0}", options.mail_user if options.mail_events else None),
             export(options),
             opt("--nodelist={0}", options.nodelist),
-            "--output=%s" % options.stdout,
+            "--output=%s" % (options.stdout or default_output(options)),
             opt("--error={0}", options.stderr),
         ]
         lines.extend(options.extra_directives)

@@ -7,22 +7,23 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import hms, opt
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import hms, opt, task_chunks
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import PbsFamily
 
 
 def nodes(options, settings, warnings):
-    tpn = settings.tasks_per_node or 1
-    spec = "nodes=%d:ppn=%d" % (settings.nodes, tpn * settings.cpus_per_task)
+    """nodes=N:ppn=P; core_count spread unevenly over the nodes gives two node kinds joined by '+'."""
+    props = ""
     if settings.gpus:
-        spec += ":gpus=%d" % settings.gpus
+        props += ":gpus=%d" % settings.gpus
     if options.constraint:
         if re.match(r"^[A-Za-z0-9_.-]+\Z", options.constraint):
-            spec += ":%s" % options.constraint
+            props += ":%s" % options.constraint
         else:
             warnings.append("Torque node properties are plain words; constraint '%s' was left out"
                             % options.constraint)
-    return spec
+    return "nodes=" + "+".join("%d:ppn=%d%s" % (count, tpn * settings.cpus_per_task, props)
+                               for count, tpn in task_chunks(options, settings, warnings))
 
 
 class Torque(PbsFamily):
@@ -44,8 +45,6 @@ class Torque(PbsFamily):
         if options.nodelist:
             warnings.append("Torque takes host lists as nodes=host1+host2; request_specific_nodes '%s' was left out "
                             "(use extra_directives)" % options.nodelist)
-        if options.tasks:
-            warnings.append("Torque counts processes per node: core_count %d is covered by nodes:ppn" % options.tasks)
         return [line for line in lines if line], warnings
 
 
