@@ -118,7 +118,7 @@ def render(req, choice, settings):
     if app.build:
         body.extend(build_lines(app.build, wrap))
     run = backend.run_prefix(options) + launcher_words(settings) + wrap(list(app.argv) + list(settings.extra_args))
-    body.append(shell.command(run))
+    body.append(shell.program_command(run))
     script = JobScript(scheduler=backend.name, filename=options.job_name + backend.extension,
                        directives=tuple(directives), body=tuple(annotate(body)))
     return script, warnings
