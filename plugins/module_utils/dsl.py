@@ -14,7 +14,7 @@ import math
 import re
 import traceback
 
-from ansible_collections.sodalite.modak.plugins.module_utils import compat, cpu, schema, shell
+from ansible_collections.sodalite.modak.plugins.module_utils import compat, cpu, dsl_rules, schema, shell, strict_load
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, nearest, path_str
 from ansible_collections.sodalite.modak.plugins.module_utils.model import (
     Application, Build, JobOptions, JobRequest, Optimisation, Target)
@@ -90,7 +90,7 @@ def loads(text, fmt="auto"):
     stripped = text.lstrip()
     if fmt == "json" or (fmt == "auto" and stripped.startswith("{")):
         try:
-            data = json.loads(text)
+            data = strict_load.json_loads(text)
         except RecursionError:
             raise DslInvalid([DslProblem("", "the document nests deeper than %d levels" % MAX_DEPTH)])
         except ValueError as exc:
@@ -102,7 +102,7 @@ def loads(text, fmt="auto"):
         raise DslInvalid([DslProblem("", "PyYAML is needed to read YAML documents")])
     try:
         _yaml_guard(text)
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        return strict_load.yaml_load(text)
     except yaml.YAMLError as exc:
         raise DslInvalid([DslProblem("", "not valid YAML: %s" % str(exc).replace("\n", " "))])
 
@@ -145,7 +145,11 @@ def end_anchored(pattern):
 
 
 def _pattern_keyword(validator, pattern, instance, _schema):
-    if validator.is_type(instance, "string") and not end_anchored(pattern).search(instance):
+    if validator.is_type(instance, "string") and len(instance) > _schema.get("maxLength", schema.PATTERN_MAX_LENGTH):
+        if "maxLength" not in _schema:  # otherwise maxLength reports it; the pattern never sees a long text
+            yield jsonschema.ValidationError("is too long", validator="maxLength",
+                                             validator_value=schema.PATTERN_MAX_LENGTH)
+    elif validator.is_type(instance, "string") and not end_anchored(pattern).search(instance):
         yield jsonschema.ValidationError("%r does not match %r" % (instance, pattern))
 
 
@@ -341,6 +345,10 @@ def _semantic_problems(doc):
         out.append(DslProblem(where, "the program to run is an empty word", first[0],
                               "name the program first, e.g. ./app or python3"))
 
+    out.extend(dsl_rules.program_problems(words))
+    out.extend(dsl_rules.environment_problems(app.get("environment")))
+    out.extend(dsl_rules.directive_problems(opts.get("extra_directives"), dsl_rules.scheduler_of(doc)))
+    out.extend(dsl_rules.defer_problems(opts.get("defer_job")))
     if isinstance(opt, dict):
         out.extend(_optimisation_problems(opt))
     return out
@@ -399,7 +407,7 @@ def problems(doc):
     if not isinstance(doc, dict):
         return [DslProblem("", "the document must be a mapping with a 'job' key", type(doc).__name__,
                            'start with {"job": {"application": {...}}}')]
-    found = _problems_from_schema(doc)
+    found = dsl_rules.number_problems(doc) + _problems_from_schema(doc)
     if not found:
         found.extend(_semantic_problems(doc))
     else:

@@ -148,11 +148,11 @@ def render(req, choice, settings):
     run = backend.run_prefix(options) + launcher_words(settings) + wrap(list(app.argv) + list(settings.extra_args))
     if app.post_execution:
         body.append("MODAK_RC=0")
-        body.append("%s || MODAK_RC=$?" % shell.command(run))
+        body.append("%s || MODAK_RC=$?" % shell.program_command(run))
         body.extend(shell_lines("application.post-execution", app.post_execution))
         body.append('exit "$MODAK_RC"')
     else:
-        body.append(shell.command(run))
+        body.append(shell.program_command(run))
     script = JobScript(scheduler=backend.name, filename=options.job_name + backend.extension,
                        directives=tuple(directives), body=tuple(annotate(body)))
     return script, warnings

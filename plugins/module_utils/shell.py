@@ -179,3 +179,28 @@ def word(value):
 def command(argv):
     """Join words, quoting all but Raw ones."""
     return " ".join(word(a) for a in argv)
+
+
+# words bash reads as syntax, not as a program name, when they come first and unquoted
+RESERVED = frozenset(("!", "[[", "]]", "{", "}", "case", "coproc", "do", "done", "elif", "else", "esac", "fi", "for",
+                      "function", "if", "in", "select", "then", "time", "until", "while"))
+_NOT_A_PROGRAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
+
+
+def program(value):
+    """The command word, run as a program: 'done' or 'A=1' first would be syntax or an assignment.
+
+    Such a word is given to ``command --``. A word starting with '%' is a job for bash however it is written
+    (quoted, or after ``command``): the DSL refuses it (dsl_rules.program_problems).
+    """
+    if isinstance(value, Raw):
+        return value
+    text = quote(value)
+    if str(value) in RESERVED or _NOT_A_PROGRAM.match(str(value)):
+        return "command -- %s" % text
+    return text
+
+
+def program_command(argv):
+    """Like ``command``, with the first word taken literally as the program to run."""
+    return " ".join([program(argv[0])] + [word(a) for a in argv[1:]]) if argv else ""
