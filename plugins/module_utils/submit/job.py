@@ -23,6 +23,9 @@ from ansible_collections.sodalite.modak.plugins.module_utils.submit.runner impor
 
 SCHEDULERS = ("slurm", "pbspro", "torque", "local")
 LEDGER = "jobs.json"
+# the shortest wait between two status queries: poll_interval 0 must not hammer the controller
+# (sbatch --wait itself starts at 2 s; Ansible's wait_for sleeps 1 s)
+POLL_FLOOR_S = 1.0
 
 
 @dataclass
@@ -154,7 +157,7 @@ class Job(object):
                 message = "job %s is still %s after wait_timeout=%s s" % (
                     status.job_id, status.state, self.req.wait_timeout)
                 raise JobFailed(message, self.result)
-            time.sleep(min(self.req.poll_interval, max(0.05, deadline - time.time())))
+            time.sleep(min(max(POLL_FLOOR_S, self.req.poll_interval or 0), max(0.05, deadline - time.time())))
             status = self._status(status.job_id)
         return status
 
