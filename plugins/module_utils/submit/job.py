@@ -136,7 +136,7 @@ class Job(object):
         if self.req.force:
             return None
         if self.scheduler == "slurm":
-            found = self.backend.find_active(self.name, self.digest)
+            found = self.backend.find_active(self.name, self.digest, self.script)
             if found:
                 return found
         recorded = self._recorded()
@@ -177,6 +177,8 @@ class Job(object):
 
     def _submit_once(self):
         """Submit unless the same job is there; its status (None in check mode). Runs under the ledger's lock."""
+        if self.scheduler == "slurm":
+            slurm.check_comment(self.text, self.req.extra_args)
         found = self.existing()
         if found:
             status = self._status(found)
@@ -200,7 +202,7 @@ class Job(object):
         job_id = self.req.job_id
         if not job_id and self.script:
             if self.scheduler == "slurm":
-                job_id = self.backend.find_active(self.name, self.digest)
+                job_id = self.backend.find_active(self.name, self.digest, self.script)
             job_id = job_id or self._recorded()
         if not job_id:
             self.result["msg"] = "no job to cancel"
