@@ -73,16 +73,17 @@ def read_existing(path):
 
 
 def write_atomic(path, content, mode=0o755):
-    """Write ``content`` to ``path`` through a temporary file and rename; True when it changed.
+    """Write ``content`` (text or bytes) to ``path`` through a temporary file and rename; True when it changed.
 
     A link at ``path`` is replaced by the new file, never followed."""
     if not os.path.islink(path) and _same(path, content):
         return False
     directory = os.path.dirname(path)
     handle, tmp = tempfile.mkstemp(dir=directory, prefix=".modak-", suffix=".tmp")
+    data = content if isinstance(content, bytes) else content.encode("utf-8")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(content)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
             out.flush()
             os.fsync(out.fileno())
         os.chmod(tmp, mode)
@@ -106,6 +107,12 @@ def write_atomic(path, content, mode=0o755):
 
 def _same(path, content):
     try:
+        if isinstance(content, bytes):
+            fd = _open_nofollow(path)
+            if fd is None:
+                return False
+            with os.fdopen(fd, "rb") as handle:
+                return handle.read() == content
         return read_existing(path) == content
     except OutputError:
         return False   # a link swapped in, or not a regular file: rename over it
