@@ -77,6 +77,8 @@ options:
   poll_interval:
     description:
       - Seconds between two status queries while waiting.
+      - At least 1 second (values below are raised to 1 with a warning), so that a value of 0 does not
+        flood the scheduler's controller with queries.
     type: float
     default: 5
   chdir:
@@ -219,7 +221,8 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sodalite.modak.plugins.module_utils.commands import ModuleRunner
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.registry import NAMES
-from ansible_collections.sodalite.modak.plugins.module_utils.submit.job import Request, JobFailed, SubmitError, run
+from ansible_collections.sodalite.modak.plugins.module_utils.submit.job import (
+    POLL_FLOOR_S, Request, JobFailed, SubmitError, run)
 
 ARGUMENT_SPEC = dict(
     script=dict(type="path"),
@@ -243,6 +246,9 @@ def main():
                            required_if=[("state", "submitted", ("script",))],
                            required_one_of=[("script", "job_id")])
     params = dict((key, module.params[key]) for key in ARGUMENT_SPEC)
+    if params["wait"] and params["poll_interval"] < POLL_FLOOR_S:
+        module.warn("poll_interval=%s is below the floor of %s s; polling every %s s"
+                    % (params["poll_interval"], POLL_FLOOR_S, POLL_FLOOR_S))
     try:
         result = run(Request(check_mode=module.check_mode, **params),
                      ModuleRunner(module, timeout=module.params["command_timeout"]))

@@ -58,6 +58,9 @@ options:
   prefix:
     description:
       - File name prefix of the report files.
+      - A plain file name (letters, digits, C(_), C(.) and C(-)); a prefix with C(/) or C(..) is refused.
+        Each file is written atomically (a temporary file renamed into place) and never through a symbolic
+        link, so a failed run leaves the previous report as it was.
     type: str
     default: perf
 attributes:
@@ -127,8 +130,6 @@ files:
   elements: str
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import PerfError
@@ -167,8 +168,7 @@ def run(module):
         if not params["output_dir"]:
             module.fail_json(msg="action=report needs output_dir")
         require(module, ("matplotlib", not report.HAS_MATPLOTLIB, None))
-        names = [os.path.join(params["output_dir"], "%s-%s" % (params["prefix"], n))
-                 for n in ("report.md", "predicted-vs-measured.png", "ranking.png")]
+        names = report.targets(params["output_dir"], params["prefix"])
         data = report.summary(records, hw_class, params["load"])
         if not module.check_mode:
             names = report.write(records, params["output_dir"], params["prefix"], hw_class, params["load"])["files"]

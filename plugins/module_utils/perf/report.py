@@ -6,8 +6,10 @@
 
 from __future__ import annotations
 
+import io
 import os
 
+from ansible_collections.sodalite.modak.plugins.module_utils import files as outfiles
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import model as perf_model
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
 
@@ -67,11 +69,27 @@ def _pct(value):
     return "-" if value is None else "%.1f %%" % (100 * value)
 
 
-def plots(data, directory, prefix="perf"):
-    """Write the two PNGs; returns their paths (none without matplotlib)."""
+NAMES = ("report.md", "predicted-vs-measured.png", "ranking.png")
+
+
+def targets(directory, prefix="perf"):
+    """The report's paths, checked before anything is written: the prefix is a plain file name (no '/',
+    no '..') and no path may be a link (files.target_path)."""
+    return [outfiles.target_path(directory, "%s-%s" % (prefix, name)) for name in NAMES]
+
+
+def _png(fig):
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110)
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def plots(data, directory=None, prefix="perf"):
+    """The two PNGs as {file name: bytes} (empty without matplotlib)."""
     if not HAS_MATPLOTLIB:
-        return []
-    paths = []
+        return {}
+    paths = {}
     fig, ax = plt.subplots(figsize=(5.5, 5))
     meas = [1e3 * p["measured_s"] for p in data["points"]]
     pred = [1e3 * p["predicted_s"] for p in data["points"]]
@@ -85,10 +103,7 @@ def plots(data, directory, prefix="perf"):
     ax.set_title("log-linear model, LOCO median error %s" % _pct(data["loco"]["median"]))
     fig.colorbar(sc, label="foreign busy cores")
     fig.tight_layout()
-    path = os.path.join(directory, "%s-predicted-vs-measured.png" % prefix)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    paths.append(path)
+    paths["%s-predicted-vs-measured.png" % prefix] = _png(fig)
     rows = data["ranking"]
     fig, ax = plt.subplots(figsize=(7, 0.3 * len(rows) + 1.5))
     ys = list(range(len(rows)))[::-1]
@@ -101,22 +116,23 @@ def plots(data, directory, prefix="perf"):
     ax.set_xlabel("ms per sample (lower is better)")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    path = os.path.join(directory, "%s-ranking.png" % prefix)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    paths.append(path)
+    paths["%s-ranking.png" % prefix] = _png(fig)
     return paths
 
 
 def write(records, directory, prefix="perf", hw_class=None, load=0.0):
-    """Write <prefix>-report.md and the PNGs into directory; returns {summary, files}."""
+    """Write <prefix>-report.md and the PNGs into directory, each atomically; returns {summary, files}.
+
+    Every path is checked before the first write; a failed run leaves the previous report intact."""
+    outfiles.ensure_dir(directory)
+    paths = targets(directory, prefix)
     data = summary(records, hw_class, load)
-    if not os.path.isdir(directory):
-        os.makedirs(directory)
-    files = plots(data, directory, prefix)
-    path = os.path.join(directory, "%s-report.md" % prefix)
-    with open(path, "w") as handle:
-        handle.write(markdown(data))
-        for png in files:
-            handle.write("\n![%s](%s)\n" % (os.path.basename(png), os.path.basename(png)))
-    return {"summary": data, "files": [path] + files}
+    images = plots(data, directory, prefix)
+    text = markdown(data) + "".join("\n![%s](%s)\n" % (name, name) for name in images)
+    written = [paths[0]]
+    for path in paths[1:]:
+        if os.path.basename(path) in images:
+            outfiles.write_atomic(path, images[os.path.basename(path)], mode=0o644)
+            written.append(path)
+    outfiles.write_atomic(paths[0], text, mode=0o644)
+    return {"summary": data, "files": written}

@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import time
+from urllib.parse import quote
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import PerfError
 
@@ -143,13 +144,7 @@ def load(path, hw_class=None, workload=None):
     if path.endswith((".jsonl", ".json")):
         records = load_jsonl(path)
     else:
-        conn = connect(path)
-        try:
-            records = [json.loads(row[0]) for row in conn.execute("SELECT record FROM runs ORDER BY id")]
-        except (sqlite3.DatabaseError, ValueError) as exc:
-            raise StoreError("the results store %s is corrupt (%s); it was left untouched" % (path, exc))
-        finally:
-            conn.close()
+        records = _read_rows(path)
     out = []
     for record in records:
         if hw_class is not None and hardware_class(record.get("hardware")) != hw_class:
@@ -158,6 +153,23 @@ def load(path, hw_class=None, workload=None):
             continue
         out.append(record)
     return out
+
+
+def _read_rows(path):
+    """Every stored record, read through a read-only connection: reading (check mode too) never changes the
+    store, not even its journal mode or its table definitions."""
+    try:
+        conn = sqlite3.connect("file:%s?mode=ro" % quote(os.path.abspath(path)), uri=True, timeout=BUSY_TIMEOUT_S)
+    except sqlite3.DatabaseError as exc:
+        raise StoreError("the results store %s cannot be opened: %s" % (path, exc))
+    try:
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'").fetchone():
+            return []
+        return [json.loads(row[0]) for row in conn.execute("SELECT record FROM runs ORDER BY id")]
+    except (sqlite3.DatabaseError, ValueError) as exc:
+        raise StoreError("the results store %s is corrupt (%s); it was left untouched" % (path, exc))
+    finally:
+        conn.close()
 
 
 def load_jsonl(path):

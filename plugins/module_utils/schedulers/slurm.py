@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import os
+
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import Scheduler, hms, opt
 
 
@@ -112,6 +114,27 @@ def job_name(script_text, script_path, extra_args=()):
     return script_path.rstrip("/").split("/")[-1]
 
 
+def check_comment(script_text, extra_args=()):
+    """Refuse a comment in modak's namespace: ``--comment=modak:`` is the idempotence key batch_job sets itself,
+    and a script or argument that sets it could pass one job off as another. sbatch takes any unambiguous
+    prefix of a long option (``--comm=``), so those count too."""
+    words = directive_words(script_text, "#SBATCH") + list(extra_args)
+    for i, word in enumerate(words):
+        name, sep, value = word.partition("=")
+        if len(name) >= 5 and "--comment".startswith(name):
+            value = value if sep else (words[i + 1] if i + 1 < len(words) else "")
+            if value.strip().strip("'\"").lower().startswith(COMMENT_PREFIX):
+                raise SubmitError("%r: the comment prefix %r is reserved for batch_job's idempotence key (the content "
+                                  "hash it sets itself); use another comment" % (word, COMMENT_PREFIX))
+
+
+def owned_by_us(fields, name, script_path):
+    """A job found by its comment is ours only when it also has our user, our job name and our script."""
+    user = (fields.get("UserId") or "").partition("(")[2].rstrip(")")
+    return (user == str(os.getuid()) and fields.get("JobName") == name
+            and (script_path is None or fields.get("Command") == script_path))
+
+
 def parse_job_id(out):
     """sbatch --parsable prints 'id' or 'id;cluster'."""
     first = (out or "").strip().splitlines()
@@ -167,13 +190,23 @@ class SlurmSubmitter(Submitter):
         _rc, out, _err = self.runner.run(submit_argv(script, extra_args, digest))
         return parse_job_id(out)
 
+    def check(self, script_text, extra_args=()):
+        check_comment(script_text, extra_args)
+
     def find_active(self, name, digest):
-        """A queued or running job of ours with this name and content, or None."""
+        """A queued or running job of ours with this name and content, or None.
+
+        A job whose comment carries the digest is ours only when it also has our user, name and script."""
         _rc, out, _err = self.runner.run(find_argv(name))
         for line in out.splitlines():
             parts = line.strip().split("|")
             if len(parts) >= 2 and parts[1] == COMMENT_PREFIX + digest:
-                return parts[0]
+                try:
+                    fields = self.status(parts[0]).raw
+                except SubmitError:
+                    continue
+                if owned_by_us(fields, name, self.script_path):
+                    return parts[0]
         return None
 
     def status(self, job_id):

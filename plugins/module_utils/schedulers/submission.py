@@ -86,6 +86,9 @@ class Submitter(object):
         """A queued or running job with this name and content (digest), or None when the scheduler cannot tell."""
         return None
 
+    def check(self, script_text, extra_args=()):
+        """Refuse a script or arguments that would break submission rules (raises SubmitError); none by default."""
+
 
 def digest(script_text, extra_args=()):
     """The identity of a submission: sha256 over the script content and the extra arguments."""

@@ -11,13 +11,13 @@ PBS and local jobs, which carry no comment, are recognised on the next run too.
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 import time
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from ansible_collections.sodalite.modak.plugins.module_utils import files
+from ansible_collections.sodalite.modak.plugins.module_utils import ledger
 from ansible_collections.sodalite.modak.plugins.module_utils.commands import ProcessRunner
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import (
     OutputError, SchedulerTimeout, SubmitError)
@@ -27,6 +27,9 @@ from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submissi
 
 SCHEDULERS = registry.NAMES
 LEDGER = "jobs.json"
+# the shortest wait between two status queries: poll_interval 0 must not hammer the controller
+# (sbatch --wait itself starts at 2 s; Ansible's wait_for sleeps 1 s)
+POLL_FLOOR_S = 1.0
 
 
 @dataclass
@@ -101,22 +104,15 @@ class Job(object):
         return os.path.join(self.chdir, STATE_DIR, LEDGER)
 
     def _ledger(self):
-        try:
-            with open(self._ledger_path(), "r", encoding="utf-8") as handle:
-                data = json.load(handle)
-            return data if isinstance(data, dict) else {}
-        except (IOError, OSError, ValueError):
-            return {}
+        return ledger.read(self._ledger_path())
 
     def _remember(self, job_id):
-        data = self._ledger()
-        data["%s/%s" % (self.scheduler, self.name)] = {"job_id": job_id, "digest": self.digest,
-                                                       "script": self.script, "submitted": int(time.time())}
-        try:
-            files.ensure_dir(os.path.dirname(self._ledger_path()))
-            files.write_atomic(self._ledger_path(), json.dumps(data, indent=1, sort_keys=True) + "\n", mode=0o644)
-        except OutputError:
-            pass  # the ledger helps idempotence; a read-only chdir must not fail a submitted job
+        ledger.record(self._ledger_path(), "%s/%s" % (self.scheduler, self.name),
+                      {"job_id": job_id, "digest": self.digest, "script": self.script, "submitted": int(time.time())})
+
+    def _claim(self):
+        """The ledger's lock, held from the 'already there?' check until the submission is recorded."""
+        return ledger.locked(self._ledger_path()) if not self.req.check_mode else contextlib.nullcontext()
 
     def _recorded(self):
         entry = self._ledger().get("%s/%s" % (self.scheduler, self.name))
@@ -156,13 +152,27 @@ class Job(object):
                 message = "job %s is still %s after wait_timeout=%s s" % (
                     status.job_id, status.state, self.req.wait_timeout)
                 raise JobFailed(message, self.result)
-            time.sleep(min(self.req.poll_interval, max(0.05, deadline - time.time())))
+            time.sleep(min(max(POLL_FLOOR_S, self.req.poll_interval or 0), max(0.05, deadline - time.time())))
             status = self._status(status.job_id)
         return status
 
     def submitted(self):
         if not self.script:
             raise SubmitError("script is required with state=submitted")
+        with self._claim():
+            status = self._submit_once()
+        if status is None:   # check mode
+            return self.result
+        if self.req.wait:
+            status = self.follow(status)
+        if not status.active and status.state != "COMPLETED" and self.req.fail_on_job_error:
+            code = "" if status.exit_code is None else " with exit code %s" % status.exit_code
+            raise JobFailed("job %s ended %s%s" % (status.job_id, status.state, code), self.result)
+        return self.result
+
+    def _submit_once(self):
+        """Submit unless the same job is there; its status (None in check mode). Runs under the ledger's lock."""
+        self.backend.check(self.text, self.req.extra_args)
         found = self.existing()
         if found:
             status = self._status(found)
@@ -173,19 +183,14 @@ class Job(object):
             else:
                 self.result["msg"] = "check mode: %s would be submitted with qsub" % self.script
             self.result.update(changed=True, cmd=self.runner.last)
-            return self.result
+            return None
         else:
             job_id = self.backend.submit(self.script, self.req.extra_args, self.digest)
             self.result.update(changed=True, cmd=self.runner.last)
             self._remember(job_id)
             status = self._status(job_id)
             self.result["msg"] = "job %s submitted" % job_id
-        if self.req.wait:
-            status = self.follow(status)
-        if not status.active and status.state != "COMPLETED" and self.req.fail_on_job_error:
-            code = "" if status.exit_code is None else " with exit code %s" % status.exit_code
-            raise JobFailed("job %s ended %s%s" % (status.job_id, status.state, code), self.result)
-        return self.result
+        return status
 
     def absent(self):
         job_id = self.req.job_id

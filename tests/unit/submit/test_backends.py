@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from fake_runner import FakeRunner
 
@@ -33,7 +35,8 @@ CASES = [
     ], {"changed": True, "job_id": "42", "state": "PENDING", "job_name": "t", "scheduler": "slurm"}),
     ("slurm finds the same job queued and does not submit it again", SLURM, {}, [
         (SQUEUE, _ok("41|modak:%s|RUNNING\n" % digest(SLURM))),
-        (["scontrol", "show", "job", "-o", "41"], _ok("JobId=41 JobName=t JobState=RUNNING RunTime=00:00:09\n")),
+        (["scontrol", "show", "job", "-o", "41"],
+         _ok("JobId=41 JobName=t UserId=u({uid}) Command={script} JobState=RUNNING RunTime=00:00:09\n")),
     ], {"changed": False, "job_id": "41", "state": "RUNNING", "elapsed": 9}),
     ("slurm reads an ended job from accounting", None, {"job_id": "7", "scheduler": "slurm", "state": "absent"}, [
         (["scontrol", "show", "job", "-o", "7"], (1, "", "slurm_load_jobs error: Invalid job id specified\n")),
@@ -58,7 +61,10 @@ CASES = [
 
 
 def _table(rows, script):
-    return [([a.replace("{script}", script) for a in argv], answer) for argv, answer in rows]
+    """The rows with {script} (the script's path) and {uid} (this user's id) filled in, argv and output."""
+    def fill(text):
+        return text.replace("{script}", script).replace("{uid}", str(os.getuid()))
+    return [([fill(a) for a in argv], (answer[0], fill(answer[1]), answer[2])) for argv, answer in rows]
 
 
 @pytest.mark.parametrize("name,text,fields,rows,want", CASES, ids=[c[0] for c in CASES])
