@@ -130,13 +130,12 @@ def availability(choice, timeout=5.0, session=None):
     return None, None
 
 
-def build_request(choice):
-    """What the container_build role needs to build a recipe-backed choice: the DSL, the image, the push target."""
-    image = choice.image
-    section = json.loads(image.recipe)
+def build_request(choice, base_image=None):
+    """What the container_build role needs to build a recipe-backed choice: the DSL, its base image, the image
+    name and the push target (none for a SIF in an image directory)."""
+    section = json.loads(choice.image.recipe)
+    recipe = recipe_of(section, base_image)
     uri = choice.uri
-    if uri.startswith("/"):
-        return {"dsl": document(section), "image": uri, "push_to": "", "recipe_sha256": dict(image.labels).get(
-            recipe_model.LABEL_HASH)}
-    return {"dsl": document(section), "image": uri[len("docker://"):], "push_to": uri,
-            "recipe_sha256": dict(image.labels).get(recipe_model.LABEL_HASH)}
+    local = uri.startswith("/")
+    return {"dsl": document(section), "base_image": recipe.base_image, "recipe_sha256": recipe.sha256,
+            "image": uri if local else uri[len("docker://"):], "push_to": "" if local else uri}
