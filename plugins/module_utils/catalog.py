@@ -9,9 +9,10 @@ form can replace it. Entries are checked against ``ENTRY_SCHEMA`` and turned int
 
 from __future__ import annotations
 
+import json
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils import schema, versions
+from ansible_collections.sodalite.modak.plugins.module_utils import recipe_images, schema, versions
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, path_str
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Image
 
@@ -32,7 +33,12 @@ KINDS = ("framework", "mpi", "application")
 ENTRY_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
-    "required": ["name", "uri", "framework", "version"],
+    "required": ["name"],
+    # a published image names its reference and attributes; a recipe-backed one its recipe (the DSL
+    # optimisation section it is built from), its attributes then come from the recipe
+    "if": {"required": ["recipe"]},
+    "then": {"properties": {"recipe": {"type": "object", "required": ["app_type"]}}},
+    "else": {"required": ["uri", "framework", "version"]},
     "properties": {
         "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,127}$"},
         "uri": {"type": "string", "pattern": schema.IMAGE_REF},
@@ -56,6 +62,7 @@ ENTRY_SCHEMA = {
         "labels": {"type": "object", "additionalProperties": {"type": "string"}},
         "legacy_code": {"type": "string"},
         "description": {"type": "string"},
+        "recipe": {"type": "object"},
     },
 }
 CATALOG_SCHEMA = {
@@ -66,7 +73,7 @@ CATALOG_SCHEMA = {
 }
 
 
-def image_from_entry(entry):
+def image_from_entry(entry, recipe=None):
     mpi = entry.get("mpi") or {}
     return Image(
         name=entry["name"],
@@ -89,6 +96,7 @@ def image_from_entry(entry):
         app=entry.get("app"),
         scaling=tuple(sorted((entry.get("scaling") or {}).items())),
         labels=tuple(sorted((entry.get("labels") or {}).items())),
+        recipe=json.dumps(recipe, sort_keys=True) if recipe is not None else None,
     )
 
 
@@ -106,7 +114,9 @@ class ImageCatalog(object):
         return iter(self.images)
 
     @classmethod
-    def from_data(cls, data, source="<memory>"):
+    def from_data(cls, data, source="<memory>", build_prefix=recipe_images.DEFAULT_PREFIX, base_image=None):
+        """Recipe-backed entries get the recipe's attributes and the uri under ``build_prefix`` their build
+        pushes to; ``base_image`` replaces the base of their CPU recipes."""
         if isinstance(data, list):
             data = {"images": data}
         if jsonschema is None:
@@ -122,24 +132,28 @@ class ImageCatalog(object):
             if entry["name"] in names:
                 raise CatalogError("catalog %s: image name %r appears twice" % (source, entry["name"]))
             names.add(entry["name"])
-            images.append(image_from_entry(entry))
+            if "recipe" in entry:
+                resolved = recipe_images.resolve(entry, build_prefix, base_image, source)
+                images.append(image_from_entry(resolved, entry["recipe"]))
+            else:
+                images.append(image_from_entry(entry))
         return cls(images, source)
 
     @classmethod
-    def from_text(cls, text, source="<memory>"):
+    def from_text(cls, text, source="<memory>", **build):
         if yaml is None:
             raise CatalogError("PyYAML is needed to read a catalog")
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise CatalogError("catalog %s is not valid YAML: %s" % (source, re.sub(r"\s+", " ", str(exc))))
-        return cls.from_data(data, source)
+        return cls.from_data(data, source, **build)
 
     @classmethod
-    def from_file(cls, path):
+    def from_file(cls, path, **build):
         try:
             with open(path, "rb") as handle:
                 text = handle.read()
         except (IOError, OSError) as exc:
             raise CatalogError("cannot read catalog %s: %s" % (path, exc.strerror or exc))
-        return cls.from_text(text, str(path))
+        return cls.from_text(text, str(path), **build)

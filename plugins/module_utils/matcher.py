@@ -11,6 +11,8 @@ Ties go to the name in alphabetical order, so the result never depends on catalo
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ansible_collections.sodalite.modak.plugins.module_utils import cpu, versions
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import BUILD_RANK
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Choice
@@ -19,21 +21,18 @@ from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks impor
 
 SCORE_NAMES = ("requested compilers", "build kind", "version", "ISA level", "math libraries")
 PREFERRED_MATH = {"x86_64": ("mkl", "onednn"), "aarch64": ("onednn",), "ppc64le": ()}
-OFFICIAL = {
-    # framework -> (CPU tag, GPU tag); {v} is the version padded to three parts
-    "tensorflow": ("docker://tensorflow/tensorflow:{v}", "docker://tensorflow/tensorflow:{v}-gpu"),
-    "keras": ("docker://tensorflow/tensorflow:latest", "docker://tensorflow/tensorflow:latest-gpu"),
-    "pytorch": ("docker://pytorch/pytorch:{v}", "docker://pytorch/pytorch:{v}"),
-    "mxnet": ("docker://mxnet/python:{v}", "docker://mxnet/python:{v}_gpu_cu112_py3"),
-}
-
-
 def _own_version(img):
     return img.version
 
 
 def _mpi_version(img):
     return versions.parse(img.mpi_version) if img.mpi_version else (0,)
+
+
+def _same_app(left, right):
+    """Application tags compare without case and with '-' and '_' alike (the original's rows say code-aster,
+    its tests code_aster)."""
+    return bool(left) and left.lower().replace("_", "-") == right.lower().replace("_", "-")
 
 
 def _family(opt, app, catalog):
@@ -43,7 +42,7 @@ def _family(opt, app, catalog):
         imgs = [i for i in catalog if i.kind == "framework" and i.framework == opt.framework]
         return imgs, "%s %s" % (opt.framework, opt.version or "(newest)"), _own_version
     if app.app_tag:
-        imgs = [i for i in catalog if i.kind == "application" and i.app == app.app_tag]
+        imgs = [i for i in catalog if i.kind == "application" and _same_app(i.app, app.app_tag)]
         if opt.mpi_library:
             imgs = [i for i in imgs if i.mpi == opt.mpi_library] or imgs
         if imgs:
@@ -129,22 +128,27 @@ def _describe(img):
     return ", ".join(b.strip() for b in bits)
 
 
-def _official(opt, request):
-    pattern = OFFICIAL.get(opt.framework or "")
-    if not pattern:
+def _official(opt, request, profile, catalog):
+    """The best published official image of the framework that fits the request, or None.
+
+    Official images that need a GPU are allowed on a CPU target (a CUDA build runs on a CPU node too);
+    a GPU target only takes images for its accelerator. Recipe-backed images are not fallbacks."""
+    cpu_opt = replace(opt, accelerator="none")
+    fits = []
+    for img in catalog:
+        if img.kind != "framework" or img.framework != opt.framework or img.build != "official" or img.recipe:
+            continue
+        if _reject_reason(img, opt, request, profile) is None:
+            fits.append((1, img))
+        elif opt.accelerator in ("none", None) and img.accelerator != "none" and \
+                _reject_reason(replace(img, accelerator="none"), cpu_opt, request, profile) is None:
+            fits.append((0, img))  # a GPU build, second choice on a CPU node
+    if not fits:
         return None
-    prefix = request.prefix
-    if request.is_any:
-        text = "latest"
-    elif prefix is not None:
-        text = versions.render(tuple(prefix) + (0,) * (3 - len(prefix)))
-    else:
-        return None
-    gpu = opt.accelerator == "nvidia"
-    return pattern[1 if gpu else 0].format(v=text)
+    return sorted(sorted(fits, key=lambda f: f[1].name), key=lambda f: (f[0], f[1].version), reverse=True)[0][1]
 
 
-def _fallback(req, opt, label, explanation, rejected):
+def _fallback(req, opt, label, explanation, rejected, profile, catalog):
     app = req.app
     why = "no catalog image fits %s" % label
     if rejected:
@@ -152,10 +156,12 @@ def _fallback(req, opt, label, explanation, rejected):
     if app.container_runtime:
         msg = "%s: using your container_runtime %s" % (why, app.container_runtime)
         return Choice(None, app.container_runtime, "user", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
-    uri = _official(opt, versions.VersionRequest(opt.version)) if opt.framework else None
-    if uri:
-        msg = "%s: falling back to the official image %s" % (why, uri)
-        return Choice(None, uri, "official", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
+    official = _official(opt, versions.VersionRequest(opt.version), profile, catalog) if opt.framework else None
+    if official is not None:
+        msg = "%s: falling back to the official image %s (%s)" % (why, official.uri, _describe(official))
+        if official.accelerator != "none" and opt.accelerator in ("none", None):
+            msg += "; it is a %s build and runs on the CPU here" % official.accelerator
+        return Choice(official, official.uri, "official", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
     if opt.enable_opt_build:
         try:
             recipe = recipe_model.from_request(req)
@@ -212,7 +218,7 @@ def choose(req, catalog):
     rejected.sort()
     if not fits:
         explanation.extend("rejected %s: %s" % r for r in rejected)
-        return _fallback(req, opt, label, explanation, rejected)
+        return _fallback(req, opt, label, explanation, rejected, profile, catalog)
 
     ranked = _ranked(fits, opt)
     best = ranked[0]

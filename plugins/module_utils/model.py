@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
@@ -133,6 +134,7 @@ class Image:
     app: Optional[str] = None
     scaling: Tuple[Tuple[str, object], ...] = ()
     labels: Tuple[Tuple[str, str], ...] = ()
+    recipe: Optional[str] = None  # recipe-backed: the DSL optimisation section (JSON text) the image is built from
 
     @property
     def version_text(self):
@@ -146,6 +148,7 @@ class Image:
             "accelerator": self.accelerator, "cuda": self.cuda, "rocm": self.rocm,
             "compilers": list(self.compilers), "features": sorted(set(self.compilers) | set(self.math)),
             "math": list(self.math), "mpi": self.mpi, "mpi_version": self.mpi_version, "app": self.app,
+            "recipe": json.loads(self.recipe) if self.recipe else None,
         }
 
 

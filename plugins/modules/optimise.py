@@ -79,6 +79,25 @@ options:
         description: Only these repositories (default all that the registry lists).
         type: list
         elements: str
+  build_prefix:
+    description:
+      - Where the images of recipe-backed catalog entries are pushed when they are built, and looked up
+        to tell whether they are built already. C(docker://host[:port]/namespace) of your registry (plain
+        HTTP for C(localhost) and C(127.0.0.1), HTTPS otherwise), or an absolute directory of SIF files.
+      - An image is named after its recipe and tagged with the first 12 digits of the recipe hash.
+    type: str
+    default: docker://localhost:5000/modak
+  build_base_image:
+    description:
+      - Base image of the recipes of recipe-backed CPU entries (for example a Debian base in your own
+        registry); the default is each recipe's own base. It changes the recipe hash and so the image tag.
+    type: str
+  build_lookup_timeout:
+    description:
+      - Seconds to connect to, and then to read from, the registry when looking up whether a recipe-backed
+        image is built. An unreachable registry counts as not built (availability C(to-build)).
+    type: float
+    default: 5.0
   results_store:
     description:
       - Path of a benchmark results store (SQLite, or JSON lines) on the host that runs the module, as
@@ -159,6 +178,24 @@ image:
     accelerator: nvidia
     features: [cudnn, nccl, xla]
     source: catalog
+    availability: published
+    recipe: null
+availability:
+  description:
+    - C(published) (a published reference), C(built) (a recipe-backed image already at its uri), C(to-build)
+      (a recipe-backed image not built yet), or null (your container_runtime, or no container). Also in
+      RV(image.availability).
+  returned: success
+  type: str
+  sample: to-build
+build:
+  description:
+    - For a recipe-backed image, what the C(sodalite.modak.container_build) role needs to build it; the
+      C(sodalite.modak.optimised_job) role builds it before submitting when RV(availability) is C(to-build).
+    - C(dsl) (the document the recipe is derived from), C(image) (the local image name), C(push_to) (the
+      uri), C(recipe_sha256), C(why) (how availability was found). Empty for other images.
+  returned: success
+  type: dict
 scheduler:
   description: The scheduler backend the script was written for (slurm, pbspro, torque or local).
   returned: success
@@ -222,7 +259,7 @@ problems:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline, registry_catalog
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline, recipe_images, registry_catalog
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
@@ -230,10 +267,11 @@ from ansible_collections.sodalite.modak.plugins.module_utils.perf import store a
 
 def _catalog(params):
     """The catalog file or data, plus the images discovered in the given registries; and warnings."""
+    build = dict(build_prefix=params["build_prefix"], base_image=params["build_base_image"])
     if params["catalog"]:
-        base = ImageCatalog.from_file(params["catalog"])
+        base = ImageCatalog.from_file(params["catalog"], **build)
     else:
-        base = ImageCatalog.from_data(params["catalog_data"] or [], "catalog_data")
+        base = ImageCatalog.from_data(params["catalog_data"] or [], "catalog_data", **build)
     images, warnings = list(base.images), []
     names = set(image.name for image in images)
     for reg in params["registries"] or ():
@@ -250,13 +288,18 @@ def _catalog(params):
     return ImageCatalog(images, base.source), warnings
 
 
-def _image(result):
+def _image(result, timeout, base_image):
+    """The image fields, its availability and, for a recipe-backed image, what its build needs."""
     choice = result.choice
     info = {"uri": choice.uri, "source": choice.source, "name": None, "framework": None, "version": None,
-            "accelerator": None, "features": []}
+            "accelerator": None, "features": [], "recipe": None}
     if choice.image is not None:
         info.update(choice.image.as_dict())
-    return info
+    info["availability"], why = recipe_images.availability(choice, timeout)
+    build = {}
+    if choice.image is not None and choice.image.recipe:
+        build = dict(recipe_images.build_request(choice, base_image), why=why)
+    return info, build
 
 
 def run(module):
@@ -276,9 +319,12 @@ def run(module):
     changed = before != content
     if changed and not module.check_mode:
         files.write_atomic(path, content)
+    image, build = _image(result, params["build_lookup_timeout"], params["build_base_image"])
     out = dict(
         changed=changed,
-        image=_image(result),
+        image=image,
+        availability=image["availability"],
+        build=build,
         scheduler=result.script.scheduler,
         job_script=path,
         job_script_content=content,
@@ -303,6 +349,9 @@ def main():
             catalog=dict(type="path"),
             catalog_data=dict(type="raw"),
             results_store=dict(type="path"),
+            build_prefix=dict(type="str", default=recipe_images.DEFAULT_PREFIX),
+            build_base_image=dict(type="str"),
+            build_lookup_timeout=dict(type="float", default=5.0),
             registries=dict(type="list", elements="dict", options=dict(
                 url=dict(type="str", required=True),
                 username=dict(type="str"),

@@ -10,6 +10,7 @@ import pytest
 from helpers import EXAMPLES, ORIGINAL, ROOT, ai_doc, load, with_
 
 from ansible_collections.sodalite.modak.plugins.module_utils import pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.render import sif_name
 
 SHELLCHECK = shutil.which("shellcheck") or os.path.join(ROOT, ".venv", "bin", "shellcheck")
@@ -153,16 +154,25 @@ def test_hostile_arguments_stay_data_when_the_script_runs(catalog, tmp_path):
     assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
 
 
-def test_oras_images_are_pulled_and_local_sif_used_in_place(catalog):
+SITE = ImageCatalog.from_data([
+    {"name": "openmpi-sif", "kind": "mpi", "uri": "oras://ghcr.io/example/modak-sif:openmpi-4.1.6-x86-64-v4",
+     "framework": "openmpi", "version": "4.1.6", "isa": "x86-64-v4", "mpi": {"library": "openmpi", "version": "4.1.6"}},
+    {"name": "lammps-site", "kind": "application", "app": "lammps", "uri": "/apps/containers/lammps_openmpi.sif",
+     "framework": "lammps", "version": "2023.8.2", "isa": "x86-64-v3", "mpi": {"library": "openmpi", "version": "4.1.6"}},
+])
+
+
+def test_oras_images_are_pulled_and_local_sif_used_in_place():
+    catalog = SITE
     doc = {"job": {"application": {"executable": "./m", "app_tag": "lammps", "mpi_ranks": 2},
                    "target": {"job_scheduler_type": "slurm"},
                    "optimisation": {"app_type": "hpc", "opt_build": {"cpu_type": "x86", "cpu_isa": "x86-64-v3"},
                                     "app_type-hpc": {"config": {"parallelisation": "mpi"},
                                                      "parallelisation-mpi": {"version": "4.1"}}}}}
     text = script_of(doc, catalog)
-    assert "IMAGE=/apps/containers/lammps_2Aug2023_openmpi.sif" in text and "pull" not in text
+    assert "IMAGE=/apps/containers/lammps_openmpi.sif" in text and "pull" not in text
     doc = with_(doc, "job.application.app_tag", None)
     doc = with_(doc, "job.optimisation.opt_build.cpu_isa", "x86-64-v4")
     text = script_of(doc, catalog)
-    assert ("apptainer pull --force \"$IMAGE.part.$$\" oras://ghcr.io/modakopt/modak-sif:openmpi-4.1.6-x86-64-v4"
+    assert ("apptainer pull --force \"$IMAGE.part.$$\" oras://ghcr.io/example/modak-sif:openmpi-4.1.6-x86-64-v4"
             in text)

@@ -117,7 +117,11 @@ class BaseImage(Block):
 
     title = "base image"
     CPU = "debian:bookworm-slim"
-    CUDA_TAGS = {"11.8": "11.8.0", "12.1": "12.1.1", "12.2": "12.2.2", "12.4": "12.4.1", "12.6": "12.6.3"}
+    # CUDA line -> the published nvidia/cuda runtime tag with cuDNN (cuDNN 8 up to 12.2, cuDNN 9 after)
+    CUDA_TAGS = {"11.8": "11.8.0-cudnn8-runtime-ubuntu22.04", "12.1": "12.1.1-cudnn8-runtime-ubuntu22.04",
+                 "12.2": "12.2.2-cudnn8-runtime-ubuntu22.04", "12.3": "12.3.2-cudnn9-runtime-ubuntu22.04",
+                 "12.4": "12.4.1-cudnn-runtime-ubuntu22.04", "12.5": "12.5.1-cudnn-runtime-ubuntu22.04",
+                 "12.6": "12.6.3-cudnn-runtime-ubuntu22.04"}
 
     def __init__(self, accelerator="none", cuda=None, rocm=None, image=None):
         self.accelerator = accelerator
@@ -131,8 +135,10 @@ class BaseImage(Block):
             self.image = check(IMAGE, image, "base image")
         elif accelerator == "nvidia":
             short = ".".join(self.cuda.split(".")[:2])
-            full = self.CUDA_TAGS.get(short, self.cuda if self.cuda.count(".") == 2 else short + ".0")
-            self.image = "nvidia/cuda:%s-cudnn-runtime-ubuntu22.04" % full
+            if short not in self.CUDA_TAGS:
+                raise RecipeError("no published CUDA base image with cuDNN on Ubuntu 22.04 is known for CUDA %s "
+                                  "(known: %s); give the recipe a base image" % (self.cuda, ", ".join(self.CUDA_TAGS)))
+            self.image = "nvidia/cuda:%s" % self.CUDA_TAGS[short]
         elif accelerator == "amd":
             self.image = "rocm/dev-ubuntu-22.04:%s" % self.rocm
         else:
@@ -394,7 +400,7 @@ class GraphCompiler(Block):
 
 
 class MpiLibrary(Block):
-    """An MPI library from the distribution (matches the host's ABI family for the hybrid model).
+    """An MPI library: the distribution's package, or the requested release built from its sources.
 
     # Parameters
 
@@ -402,10 +408,15 @@ class MpiLibrary(Block):
 
     library: ``openmpi`` or ``mpich``.
 
+    version: the release asked for (``3.1.3``). None, or a prefix of the packaged version (``4.1`` on
+    Debian 12), takes the distribution's package; any other release is built from the upstream tarball,
+    which needs a full release number (``3.1.3``, not ``3.1``). Default none.
+
     # Examples
 
     ```python
-    MpiLibrary("openmpi")   # openmpi-bin libopenmpi-dev, version 4.1.4 on Debian 12
+    MpiLibrary("openmpi")                    # openmpi-bin libopenmpi-dev, version 4.1.4 on Debian 12
+    MpiLibrary("openmpi", version="3.1.3")   # Open MPI 3.1.3 built from download.open-mpi.org
     ```
     """
 
@@ -413,22 +424,59 @@ class MpiLibrary(Block):
     PACKAGES = {"openmpi": ("libopenmpi-dev", "openmpi-bin"), "mpich": ("libmpich-dev", "mpich")}
     VERSIONS = {("openmpi", "debian12"): "4.1.4", ("mpich", "debian12"): "4.0.2",
                 ("openmpi", "ubuntu22.04"): "4.1.2", ("mpich", "ubuntu22.04"): "4.0"}
+    # what a source build needs from the distribution
+    BUILD_PACKAGES = ("build-essential", "curl", "gfortran", "perl", "python3")
+    PREFIX = "/usr/local"
 
-    def __init__(self, library, distro="debian12"):
+    def __init__(self, library, distro="debian12", version=None):
         if library not in self.PACKAGES:
             raise RecipeError("no recipe step is known for the MPI library %r (openmpi or mpich)" % library)
         self.library = library
-        self.version = self.VERSIONS[(library, distro)]
+        packaged = self.VERSIONS[(library, distro)]
+        wanted = check(VERSION, version, "MPI version") if version else None
+        self.from_source = bool(wanted) and not (packaged + ".").startswith(wanted + ".")
+        if self.from_source and wanted.count(".") != 2:
+            raise RecipeError("%s %s is not the distribution's (%s) and a source build needs a full release "
+                              "number such as %s.0, not %r" % (library, wanted, packaged, wanted, wanted))
+        self.version = wanted if self.from_source else packaged
+
+    @property
+    def url(self):
+        if self.library == "openmpi":
+            line = ".".join(self.version.split(".")[:2])
+            return "https://download.open-mpi.org/release/open-mpi/v%s/openmpi-%s.tar.bz2" % (line, self.version)
+        return "https://www.mpich.org/static/downloads/%s/mpich-%s.tar.gz" % (self.version, self.version)
 
     @property
     def packages(self):
-        return self.PACKAGES[self.library]
+        return self.BUILD_PACKAGES if self.from_source else self.PACKAGES[self.library]
 
     def primitives(self):
-        return [Comment("MPI: %s %s from the distribution" % (self.library, self.version))]
+        if not self.from_source:
+            return [Comment("MPI: %s %s from the distribution" % (self.library, self.version))]
+        src = "/opt/modak/src/%s-%s" % (self.library, self.version)
+        configure = "./configure --prefix=%s" % self.PREFIX
+        if self.library == "mpich":
+            # old MPICH releases fail with GCC >= 10's stricter Fortran argument checks
+            configure = "FFLAGS=-fallow-argument-mismatch FCFLAGS=-fallow-argument-mismatch " + configure
+        return [Comment("MPI: %s %s built from its release tarball" % (self.library, self.version)), Shell((
+            "mkdir -p %s" % src,
+            "curl -fsSL -o %s.tar %s" % (src, self.url),
+            "tar -xf %s.tar -C %s --strip-components=1" % (src, src),
+            "cd %s" % src,
+            configure,
+            "make -j\"$(nproc)\"",
+            "make install",
+            "ldconfig",
+            "cd /",
+            "rm -rf %s %s.tar" % (src, src),
+        ))]
 
     def as_dict(self):
-        return {"block": self.title, "library": self.library, "version": self.version}
+        out = {"block": self.title, "library": self.library, "version": self.version}
+        if self.from_source:
+            out["from_source"] = self.url
+        return out
 
 
 class Environment(Block):

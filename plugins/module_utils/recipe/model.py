@@ -21,6 +21,17 @@ from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks impor
 # the version pinned when the DSL asks for "latest" (or gives no version)
 DEFAULT_VERSIONS = {"tensorflow": "2.15.1", "pytorch": "2.5.1", "keras": "3.3.3", "mxnet": "1.9.1",
                     "jax": "0.4.30"}
+# The CUDA version a framework release was built and tested with, used when the DSL names none
+# (opt_build.cuda_version). TensorFlow: the "tested build configurations" table of tensorflow.org/install
+# (source#gpu); PyTorch: the CUDA of the default wheel on PyPI for that release.
+FRAMEWORK_CUDA = {
+    "tensorflow": {"1.13": "10.0", "1.14": "10.0", "1.15": "10.0", "2.0": "10.0", "2.1": "10.1", "2.2": "10.1",
+                   "2.3": "10.1", "2.4": "11.0", "2.5": "11.2", "2.6": "11.2", "2.7": "11.2", "2.8": "11.2",
+                   "2.9": "11.2", "2.10": "11.2", "2.11": "11.2", "2.12": "11.8", "2.13": "11.8", "2.14": "11.8",
+                   "2.15": "12.2", "2.16": "12.3", "2.17": "12.3", "2.18": "12.5", "2.19": "12.5"},
+    "pytorch": {"1.13": "11.7", "2.0": "11.7", "2.1": "12.1", "2.2": "12.1", "2.3": "12.1", "2.4": "12.1",
+                "2.5": "12.4", "2.6": "12.4", "2.7": "12.6"},
+}
 # archspec microarchitecture -> GCC flag
 MARCH = {"skylake_avx512": "skylake-avx512", "icelake": "icelake-server", "zen": "znver1", "zen2": "znver2",
          "zen3": "znver3", "zen4": "znver4", "zen5": "znver5"}
@@ -126,6 +137,34 @@ def _full_version(framework, version):
     return version + ".0"
 
 
+def default_cuda(opt):
+    """The CUDA version for an NVIDIA recipe: the DSL's, else the one the framework release was built with."""
+    if opt.cuda_version or not opt.framework:
+        return opt.cuda_version
+    table = FRAMEWORK_CUDA.get(opt.framework, {})
+    line = ".".join(_framework_version(opt).split(".")[:2])
+    if line not in table:
+        raise RecipeError("no CUDA version is known for %s %s: give opt_build.cuda_version (known lines: %s)"
+                          % (opt.framework, line, ", ".join(sorted(table, key=versions.parse)) or "none"))
+    return table[line]
+
+
+def _mpi_version(opt):
+    """The MPI release an HPC request pins (parallelisation-mpi.version), or None for the distribution's."""
+    if opt.framework or not opt.version:
+        return None
+    try:
+        request = versions.VersionRequest(opt.version)
+    except ValueError as exc:
+        raise RecipeError(str(exc))
+    if request.is_any:
+        return None
+    if request.prefix is None:
+        raise RecipeError("a recipe pins one MPI version: give %s a version such as 4.1 or 3.1.3, not the range %r"
+                          % (opt.mpi_library or "the MPI library", opt.version))
+    return versions.render(request.prefix)
+
+
 def from_request(request, base_image=None):
     """Derive the Recipe from a JobRequest that has an optimisation section."""
     opt = request.opt
@@ -135,14 +174,14 @@ def from_request(request, base_image=None):
     accelerator = opt.accelerator if opt.accelerator in ("nvidia", "amd") else "none"
     if opt.accelerator == "fpga":
         raise RecipeError("no recipe is known for FPGA targets")
-    base = blocks.BaseImage(accelerator, cuda=opt.cuda_version if accelerator == "nvidia" else None,
+    base = blocks.BaseImage(accelerator, cuda=default_cuda(opt) if accelerator == "nvidia" else None,
                             rocm=opt.rocm_version if accelerator == "amd" else None, image=base_image)
     packages = ["ca-certificates"]
     attrs = {"arch": profile.arch, "accelerator": accelerator,
              "cuda": base.cuda, "rocm": base.rocm}
     body, env = [], []
     mpi_name = opt.mpi_library or ("openmpi" if opt.parallelisation == "mpi" else None)
-    mpi = blocks.MpiLibrary(mpi_name, base.distro) if mpi_name else None
+    mpi = blocks.MpiLibrary(mpi_name, base.distro, _mpi_version(opt)) if mpi_name else None
 
     if opt.framework:
         version = _framework_version(opt)

@@ -1,0 +1,141 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Recipe-backed catalog entries: images that modak builds, and whether they are built yet.
+
+A catalog entry with a ``recipe`` holds the DSL ``optimisation`` section its image is built from,
+not a reference to somebody's registry. Its attributes are the recipe's (so the entry can only
+promise what the build makes), and its ``uri`` is where the build pushes it: under the build
+prefix (``docker://host[:port]/namespace`` of the user's registry, or an image directory for SIF
+files), tagged with the recipe hash, so an image built from another recipe never answers for it.
+``availability`` tells ``published`` (a reference somebody publishes), ``built`` (the recipe's image
+is already at its uri) and ``to-build``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, DslInvalid
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import model as recipe_model
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks import RecipeError
+
+try:
+    import requests
+except ImportError:  # pragma: no cover - reported by the module
+    requests = None
+
+# the local registry of a login node; the optimise module's build_prefix replaces it
+DEFAULT_PREFIX = "docker://localhost:5000/modak"
+PREFIX = re.compile(r"^(docker://[A-Za-z0-9.-]+(:\d{1,5})?(/[a-z0-9][a-z0-9._-]*)*|/[A-Za-z0-9._/-]*)\Z")
+# what a recipe entry may say besides its recipe: everything else comes from the recipe
+OVERRIDES = ("name", "recipe", "uri", "kind", "app", "build", "description", "legacy_code")
+LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
+MANIFEST_TYPES = ", ".join([
+    "application/vnd.oci.image.manifest.v1+json",
+    "application/vnd.docker.distribution.manifest.v2+json",
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+])
+
+
+def document(section):
+    """The DSL document a recipe section stands for (what sodalite.modak.container_recipe reads)."""
+    return {"job": {"application": {"executable": "true"}, "optimisation": section}}
+
+
+def recipe_of(section, base_image=None):
+    """The Recipe of a DSL optimisation section; ``base_image`` replaces the base of CPU recipes."""
+    request = dsl.parse(document(section))
+    base = base_image if base_image and request.opt.accelerator in ("none", None) else None
+    return recipe_model.from_request(request, base_image=base)
+
+
+def check_prefix(prefix):
+    if not PREFIX.match(prefix or ""):
+        raise CatalogError("build prefix %r must be docker://host[:port]/namespace or an absolute directory" % prefix)
+    return prefix.rstrip("/")
+
+
+def build_uri(prefix, recipe):
+    """Where the image of ``recipe`` is pushed: tagged (or named) with the first 12 digits of its hash."""
+    prefix = check_prefix(prefix)
+    if prefix.startswith("/"):
+        return "%s/%s-%s.sif" % (prefix, recipe.name, recipe.sha256[:12])
+    return "%s/%s:%s" % (prefix, recipe.name.lower(), recipe.sha256[:12])
+
+
+def resolve(raw, prefix=DEFAULT_PREFIX, base_image=None, source="<memory>"):
+    """A recipe entry -> the catalog entry of the image its recipe builds (attributes, uri, recipe hash)."""
+    extra = sorted(set(raw) - set(OVERRIDES))
+    if extra:
+        raise CatalogError("catalog %s: image %s has a recipe, so its attributes come from the recipe; remove %s"
+                           % (source, raw.get("name"), ", ".join(extra)))
+    try:
+        recipe = recipe_of(raw["recipe"], base_image)
+    except DslInvalid as exc:
+        raise CatalogError("catalog %s: the recipe of image %s is not a valid optimisation section: %s"
+                           % (source, raw.get("name"), "; ".join("%s %s" % (p.path, p.message) for p in exc.problems)))
+    except RecipeError as exc:
+        raise CatalogError("catalog %s: no recipe can be made for image %s: %s" % (source, raw.get("name"), exc))
+    entry = recipe.catalog_entry(raw.get("uri") or build_uri(prefix, recipe))
+    for key in OVERRIDES:
+        if key in raw and key != "uri":
+            entry[key] = raw[key]
+    return entry
+
+
+def _manifest_url(uri):
+    """docker://host[:port]/repo:tag -> the registry's manifest URL (http on loopback, else https)."""
+    match = re.match(r"^docker://([^/]+)/(.+):([A-Za-z0-9_.-]+)\Z", uri)
+    if not match:
+        return None
+    host, repo, tag = match.groups()
+    scheme = "http" if host.split(":")[0] in LOOPBACK or host.startswith("[::1]") else "https"
+    return "%s://%s/v2/%s/manifests/%s" % (scheme, host, repo, tag)
+
+
+def is_built(uri, timeout=5.0, session=None):
+    """(True/False, why) whether the image at ``uri`` exists: a file in the image directory, or a manifest in
+    the registry (one request, ``timeout`` seconds to connect and to read). An unreachable registry counts
+    as not built, with the reason."""
+    if uri.startswith("/"):
+        return os.path.isfile(uri), "file %s %s" % (uri, "exists" if os.path.isfile(uri) else "is missing")
+    url = _manifest_url(uri)
+    if url is None:
+        return False, "%s is not a registry reference modak can look up" % uri
+    if requests is None and session is None:
+        return False, "the requests library is needed to look %s up" % uri
+    try:
+        resp = (session or requests).head(url, headers={"Accept": MANIFEST_TYPES}, timeout=(timeout, timeout),
+                                          allow_redirects=False)
+    except Exception as exc:  # pylint: disable=broad-except - any transport failure means "not there"
+        return False, "registry of %s not reachable (%s)" % (uri, exc.__class__.__name__)
+    if resp.status_code == 200:
+        return True, "%s is in its registry" % uri
+    return False, "%s answered %d for %s" % (url.split("/v2/")[0], resp.status_code, uri)
+
+
+def availability(choice, timeout=5.0, session=None):
+    """(availability, why) of a Choice: published, built, to-build, or None (your container, or no container)."""
+    image = choice.image
+    if image is not None and image.recipe:
+        built, why = is_built(choice.uri, timeout, session)
+        return ("built" if built else "to-build"), why
+    if choice.source in ("catalog", "official"):
+        return "published", "%s is a published reference" % choice.uri
+    return None, None
+
+
+def build_request(choice, base_image=None):
+    """What the container_build role needs to build a recipe-backed choice: the DSL, its base image, the image
+    name and the push target (none for a SIF in an image directory)."""
+    section = json.loads(choice.image.recipe)
+    recipe = recipe_of(section, base_image)
+    uri = choice.uri
+    local = uri.startswith("/")
+    return {"dsl": document(section), "base_image": recipe.base_image, "recipe_sha256": recipe.sha256,
+            "image": uri if local else uri[len("docker://"):], "push_to": "" if local else uri}

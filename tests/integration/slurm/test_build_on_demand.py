@@ -1,0 +1,123 @@
+"""Build on demand: deploy.yml with a recipe-backed image that is not built yet builds it (here, or as a
+Slurm build job the job depends on with afterok), pushes it to a real registry, then submits the job to the
+real Slurm; a failed build stops the deploy with the build log. Builds are real podman builds on the tests'
+busybox base with logging stand-ins."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+import urllib.request
+
+import pytest
+import yaml
+from containers.conftest import busybox_base, container_tools, registry  # noqa: F401  pylint: disable=unused-import
+from helpers import ROOT
+
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher, recipe_images
+from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
+
+SECTION = {"app_type": "ai_training", "opt_build": {"cpu_type": "x86", "cpu_isa": "x86-64-v2"},
+           "app_type-ai_training": {"config": {"ai_framework": "pytorch"},
+                                    "ai_framework-pytorch": {"version": "2.6.0"}}}
+DEPLOY = os.path.join(ROOT, "playbooks", "deploy.yml")
+
+
+def scontrol(job_id):
+    out = subprocess.run(["scontrol", "show", "job", "-o", str(job_id)], capture_output=True, text=True,
+                         check=True).stdout
+    return dict(re.findall(r"(\w+)=(\S*)", out))
+
+
+@pytest.fixture
+def setup(tmp_path, registry, busybox_base):  # noqa: F811
+    """A user catalog with one recipe-backed entry, its DSL, and the deploy's variables."""
+    name = "ondemand%d" % (int(time.time() * 1000) % 100000000)
+    catalog = tmp_path / "catalog.yaml"
+    catalog.write_text(yaml.safe_dump({"images": [{"name": name, "recipe": SECTION}]}))
+    doc = {"job": {"job_options": {"job_name": name}, "application": {"executable": "/bin/true"},
+                   "target": {"job_scheduler_type": "slurm", "work_dir": str(tmp_path / "work")},
+                   "optimisation": SECTION}}
+    dsl_file = tmp_path / "job.yaml"
+    dsl_file.write_text(yaml.safe_dump(doc))
+    prefix = "docker://%s/modak-%s" % (registry["host"], name)
+    extra = {"dsl_file": str(dsl_file), "optimised_job_output_dir": str(tmp_path / "out"),
+             "optimised_job_catalog": str(catalog), "optimised_job_build_prefix": prefix,
+             "optimised_job_build_base_image": busybox_base, "optimised_job_wait": False,
+             "optimised_job_fetch": False, "optimised_job_build_poll": 1, "optimised_job_poll_interval": 0.3}
+    image = ImageCatalog.from_file(str(catalog), build_prefix=prefix, base_image=busybox_base).images[0]
+    choice = matcher.choose(dsl.parse(doc), ImageCatalog([image]))
+    assert choice.uri == image.uri and image.uri.startswith(prefix + "/")
+    yield {"extra": extra, "uri": image.uri, "choice": choice, "tmp": tmp_path, "name": name}
+    ids = subprocess.run(["squeue", "-h", "-o", "%i", "-n", name], capture_output=True, text=True,
+                         check=False).stdout.split()
+    if ids:
+        subprocess.run(["scancel"] + ids, check=False)
+
+
+def manifest_exists(uri):
+    host, rest = uri[len("docker://"):].split("/", 1)
+    repo, tag = rest.rsplit(":", 1)
+    req = urllib.request.Request("http://%s/v2/%s/manifests/%s" % (host, repo, tag), method="HEAD", headers={
+        "Accept": "application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json"})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status == 200
+    except OSError:
+        return False
+
+
+def job_id_of(stdout):
+    match = re.search(r"'job_id': '?(\d+)", stdout) or re.search(r'"job_id": "?(\d+)', stdout)
+    assert match, stdout[-3000:]
+    return match.group(1)
+
+
+def test_to_build_image_is_built_pushed_then_the_job_submitted(slurm, play, setup):
+    assert recipe_images.availability(setup["choice"])[0] == "to-build"
+    proc, _ = play(None, extra_vars=setup["extra"], playbook=DEPLOY, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "Build the image from its recipe" in proc.stdout and "Push the image" in proc.stdout
+    assert manifest_exists(setup["uri"]), setup["uri"]
+    assert recipe_images.availability(setup["choice"])[0] == "built"
+    job = scontrol(job_id_of(proc.stdout))
+    assert job["JobName"] == setup["name"]
+    # a second deploy finds the image built: no build step runs
+    again, _ = play(None, extra_vars=dict(setup["extra"], optimised_job_rerun=True, optimised_job_force=True),
+                    playbook=DEPLOY, timeout=600)
+    assert again.returncode == 0, again.stdout[-3000:]
+    assert "Build the image from its recipe" not in again.stdout
+
+
+def test_a_slurm_build_job_runs_before_the_job_that_depends_on_it(slurm, play, setup):
+    extra = dict(setup["extra"], optimised_job_build_where="slurm")
+    proc, _ = play(None, extra_vars=extra, playbook=DEPLOY, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    train = job_id_of(proc.stdout)
+    build = re.search(r"--dependency=afterok:(\d+)", proc.stdout)
+    assert build, proc.stdout[-3000:]
+    deadline = time.time() + 300
+    while time.time() < deadline and scontrol(build.group(1))["JobState"] in ("PENDING", "RUNNING", "COMPLETING"):
+        time.sleep(1)
+    built, job = scontrol(build.group(1)), scontrol(train)
+    assert built["JobState"] == "COMPLETED", built
+    assert manifest_exists(setup["uri"])
+    # the job waited for the build: still pending on it, or started after it ended
+    assert job["Dependency"].startswith("afterok:%s" % build.group(1)) or job["StartTime"] >= built["EndTime"], job
+
+
+@pytest.mark.parametrize("where", ["local", "slurm"])
+def test_a_failed_build_stops_the_deploy_with_the_build_log(slurm, play, setup, where):
+    extra = dict(setup["extra"], optimised_job_build_where=where, optimised_job_wait=True,
+                 optimised_job_build_base_image="localhost/modak-test-missing-base:1")
+    proc, _ = play(None, extra_vars=extra, playbook=DEPLOY, timeout=600)
+    assert proc.returncode != 0
+    text = proc.stdout + proc.stderr
+    assert "modak-test-missing-base" in text, text[-4000:]
+    if where == "local":
+        assert "building localhost" in text and "failed" in text
+        assert "Submit the job" not in text
+    else:
+        assert "did not build the image, its log ends" in text and "CANCELLED" in text

@@ -1,0 +1,140 @@
+"""The embedded catalog names only images that exist: published references, or images modak builds."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from helpers import ROOT, ai_doc
+
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher, recipe_images
+from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError
+from ansible_collections.sodalite.modak.plugins.module_utils.model import Choice
+
+ORIGINAL = "SODALITE-EU/application-optimisation"
+# Every reference a published catalog entry may use, with where it is published. Add a reference only
+# with its source; anything that cannot be shown to be published gets a recipe instead.
+PUBLISHED = {
+    # Docker Hub tensorflow/tensorflow: <version>[-gpu] tags, and <version>[-gpu]-py3 up to 2.1
+    "docker://tensorflow/tensorflow:1.14.0-py3": "hub.docker.com/r/tensorflow/tensorflow tags",
+    "docker://tensorflow/tensorflow:1.15.5-py3": "hub.docker.com/r/tensorflow/tensorflow tags",
+    "docker://tensorflow/tensorflow:1.15.5-gpu-py3": "hub.docker.com/r/tensorflow/tensorflow tags (Renovate "
+                                                     "update 1.15.2-gpu-py3 -> 1.15.5-gpu-py3)",
+    "docker://tensorflow/tensorflow:2.1.0-py3": ORIGINAL + " MODAK/db/modak_prod.sql mapper row 22",
+    "docker://tensorflow/tensorflow:2.1.0-gpu-py3": ORIGINAL + " MODAK/db/modak_prod.sql mapper row 21",
+    "docker://tensorflow/tensorflow:2.4.0": "hub.docker.com/r/tensorflow/tensorflow tags",
+    "docker://tensorflow/tensorflow:2.10.0": "hub.docker.com/r/tensorflow/tensorflow tags",
+    "docker://tensorflow/tensorflow:2.10.0-gpu": "hub.docker.com/r/tensorflow/tensorflow tags",
+    "docker://tensorflow/tensorflow:2.13.0": "hub.docker.com/r/tensorflow/tensorflow tags",
+    "docker://tensorflow/tensorflow:2.15.0": "hub.docker.com/r/tensorflow/tensorflow tags",
+    "docker://tensorflow/tensorflow:2.15.0-gpu": "hub.docker.com/r/tensorflow/tensorflow tags",
+    # Docker Hub pytorch/pytorch publishes only <version>-cuda<x>-cudnn<y>-runtime|devel
+    "docker://pytorch/pytorch:1.4-cuda10.1-cudnn7-runtime": "hub.docker.com/r/pytorch/pytorch tags",
+    "docker://pytorch/pytorch:1.13.1-cuda11.6-cudnn8-runtime": "hub.docker.com/r/pytorch/pytorch tags",
+    "docker://pytorch/pytorch:2.1.2-cuda12.1-cudnn8-runtime": "hub.docker.com/r/pytorch/pytorch tags",
+    "docker://pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime": "hub.docker.com/r/pytorch/pytorch tags",
+    "docker://pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime": "hub.docker.com/r/pytorch/pytorch tags",
+    # NVIDIA NGC release containers (catalog.ngc.nvidia.com, monthly YY.MM tags)
+    "docker://nvcr.io/nvidia/tensorflow:23.10-tf2-py3": "NGC TensorFlow release 23.10",
+    "docker://nvcr.io/nvidia/pytorch:24.01-py3": "NGC PyTorch release 24.01",
+    "docker://nvcr.io/nvidia/jax:24.04-py3": "NGC JAX release 24.04",
+    # CSCS images the original MODAK's test database maps its MPI requests to
+    "docker://ethcscs/openmpi:3.1.3": ORIGINAL + " MODAK/db/modak_test.sql (ethcscs_openmpi_3.1.3)",
+    "docker://ethcscs/mpich:ub1804_cuda101_mpi314_gnugprof": ORIGINAL + " MODAK/db/modak_test.sql",
+}
+# The tags the original MODAK published on Docker Hub (modakopt/modak): its production mapper table
+# (MODAK/db/modak_prod.sql before commit a5fbfab) and containers/DL/published/ ("containers published on
+# dockerhub https://hub.docker.com/r/modakopt/modak").
+MODAKOPT_PUBLISHED = {
+    "pytorch-1.5-cpu-pip", "pytorch-1.5-cpu-src", "pytorch-1.5-gpu-pip", "pytorch-1.5-gpu-src",
+    "pytorch-latest-cpu-pip", "pytorch-latest-cpu-src", "pytorch-latest-gpu-pip",
+    "tensorflow-2.1-cpu-pip", "tensorflow-2.1-cpu-src", "tensorflow-2.1-gpu-pip", "tensorflow-2.1-gpu-src",
+    "tensorflow-2.4-cpu-src", "tensorflow-latest-cpu-pip", "tensorflow-latest-gpu-pip", "tensorflow-latest-gpu-src",
+    "tensorflow-ngraph-1.14", "test-ubuntu", "ubuntu-18-04",
+}
+PUBLISHED.update(("docker://modakopt/modak:%s" % tag, ORIGINAL + " modak_prod.sql mapper") for tag in MODAKOPT_PUBLISHED)
+
+
+def _raw_entries():
+    import yaml  # pylint: disable=import-outside-toplevel
+    with open(os.path.join(ROOT, "catalog", "images.yaml")) as handle:
+        return yaml.safe_load(handle)["images"]
+
+
+def test_every_published_entry_is_on_the_list_of_published_references():
+    unknown = sorted(e["uri"] for e in _raw_entries() if "recipe" not in e and e["uri"] not in PUBLISHED)
+    assert not unknown, "not shown to be published; give these entries a recipe: %s" % unknown
+
+
+def test_no_entry_uses_a_modakopt_tag_the_original_did_not_publish(catalog):
+    tags = [i.uri.split(":", 2)[2] for i in catalog if i.uri.startswith("docker://modakopt/modak:")]
+    assert tags and set(tags) <= MODAKOPT_PUBLISHED
+
+
+def test_recipe_entries_push_under_the_build_prefix_tagged_by_their_recipe(catalog):
+    built = [i for i in catalog if i.recipe]
+    assert len(built) >= 10
+    for image in built:
+        sha = dict(image.labels)["modak.recipe.sha256"]
+        assert image.uri.startswith(recipe_images.DEFAULT_PREFIX + "/") and image.uri.endswith(":" + sha[:12])
+        assert image.uri not in PUBLISHED
+
+
+def test_the_build_prefix_is_a_parameter(tmp_path):
+    registry = ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml"),
+                                      build_prefix="docker://registry.example.org:5443/team")
+    assert all(i.uri.startswith("docker://registry.example.org:5443/team/") for i in registry if i.recipe)
+    folder = ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml"), build_prefix=str(tmp_path))
+    assert all(i.uri.startswith(str(tmp_path) + "/") and i.uri.endswith(".sif") for i in folder if i.recipe)
+    with pytest.raises(CatalogError, match="build prefix"):
+        ImageCatalog.from_data([{"name": "x", "recipe": ai_doc("pytorch", "2.5")["job"]["optimisation"]}],
+                               build_prefix="http://evil/$(id)")
+
+
+def test_a_base_image_changes_cpu_recipes_and_their_tags():
+    section = ai_doc("pytorch", "2.5.1")["job"]["optimisation"]
+    plain = ImageCatalog.from_data([{"name": "x", "recipe": section}]).images[0]
+    based = ImageCatalog.from_data([{"name": "x", "recipe": section}],
+                                   base_image="localhost:5000/modak/debian:bookworm").images[0]
+    assert plain.uri != based.uri and plain.framework == based.framework == "pytorch"
+
+
+def test_recipe_entries_cannot_claim_attributes_of_their_own():
+    section = ai_doc("pytorch", "2.5")["job"]["optimisation"]
+    with pytest.raises(CatalogError, match="attributes come from the recipe; remove cpu_features, isa"):
+        ImageCatalog.from_data([{"name": "x", "recipe": section, "isa": "x86-64-v4", "cpu_features": ["amx_tile"]}])
+    with pytest.raises(CatalogError, match="not a valid optimisation section"):
+        ImageCatalog.from_data([{"name": "x", "recipe": {"app_type": "ai_training", "opt_build": {"cpu_type": "z80"}}}])
+
+
+def test_availability_of_published_built_and_to_build_images(tmp_path):
+    section = ai_doc("pytorch", "2.5")["job"]["optimisation"]
+    catalog = ImageCatalog.from_data([{"name": "x", "recipe": section}], build_prefix=str(tmp_path))
+    request = dsl.parse(ai_doc("pytorch", "2.5"))
+    choice = matcher.choose(request, catalog)
+    assert choice.image.recipe and recipe_images.availability(choice)[0] == "to-build"
+    with open(choice.uri, "w") as handle:
+        handle.write("sif")
+    assert recipe_images.availability(choice)[0] == "built"
+    assert recipe_images.availability(Choice(None, "docker://tensorflow/tensorflow:2.15.0", "official"))[0] == \
+        "published"
+    assert recipe_images.availability(Choice(None, "docker://mine:1", "user")) == (None, None)
+
+
+def test_an_unreachable_registry_means_to_build_within_the_deadline():
+    section = ai_doc("pytorch", "2.5")["job"]["optimisation"]
+    # port 9 on loopback (discard): refused at once; the lookup never hangs
+    catalog = ImageCatalog.from_data([{"name": "x", "recipe": section}], build_prefix="docker://127.0.0.1:9/modak")
+    choice = matcher.choose(dsl.parse(ai_doc("pytorch", "2.5")), catalog)
+    state, why = recipe_images.availability(choice, timeout=2)
+    assert state == "to-build" and "not reachable" in why
+
+
+def test_the_build_request_is_the_recipe_document_and_the_push_target(catalog):
+    request = dsl.parse(ai_doc("pytorch", "2.5"))
+    choice = matcher.choose(request, catalog)
+    build = recipe_images.build_request(choice)
+    assert build["push_to"] == choice.uri and build["image"] == choice.uri[len("docker://"):]
+    again = ImageCatalog.from_data([{"name": "again", "recipe": build["dsl"]["job"]["optimisation"]}]).images[0]
+    assert again.uri == choice.uri
