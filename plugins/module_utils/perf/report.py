@@ -6,19 +6,21 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import model as perf_model
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
 
-try:
-    import matplotlib
+# matplotlib loads only when plots are drawn; finding it costs no import
+HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
+
+
+def _pyplot():
+    import matplotlib  # pylint: disable=import-outside-toplevel
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    HAS_MATPLOTLIB = True
-except ImportError:
-    plt = None
-    HAS_MATPLOTLIB = False
+    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+    return plt
 
 
 def summary(records, hw_class=None, load=0.0):
@@ -71,6 +73,7 @@ def plots(data, directory, prefix="perf"):
     """Write the two PNGs; returns their paths (none without matplotlib)."""
     if not HAS_MATPLOTLIB:
         return []
+    plt = _pyplot()
     paths = []
     fig, ax = plt.subplots(figsize=(5.5, 5))
     meas = [1e3 * p["measured_s"] for p in data["points"]]
