@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 
 from ansible.errors import AnsibleActionFail
@@ -17,6 +18,18 @@ except ImportError:  # pragma: no cover - ansible-core depends on PyYAML
 
 EMBEDDED_CATALOG = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                                 "catalog", "images.yaml")
+
+_PARSED = {}
+
+
+def _embedded_catalog():
+    """The embedded catalog, parsed with the C loader where PyYAML has it, and kept while the process lives."""
+    stamp = os.stat(EMBEDDED_CATALOG).st_mtime_ns
+    if _PARSED.get("stamp") != stamp:
+        with open(EMBEDDED_CATALOG, "rb") as handle:
+            _PARSED["data"] = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        _PARSED["stamp"] = stamp
+    return copy.deepcopy(_PARSED["data"])
 
 
 class ActionModule(ActionBase):
@@ -32,8 +45,7 @@ class ActionModule(ActionBase):
             if yaml is None:
                 raise AnsibleActionFail("PyYAML is needed to read the embedded catalog")
             try:
-                with open(EMBEDDED_CATALOG, "rb") as handle:
-                    args["catalog_data"] = yaml.safe_load(handle)
+                args["catalog_data"] = _embedded_catalog()
             except (IOError, OSError) as exc:
                 raise AnsibleActionFail("cannot read the embedded catalog %s: %s" % (EMBEDDED_CATALOG, exc))
             except yaml.YAMLError as exc:

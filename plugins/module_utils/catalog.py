@@ -100,12 +100,37 @@ def image_from_entry(entry, recipe=None):
     )
 
 
+def app_key(tag):
+    """Application tags compare without case and with '-' and '_' alike (the original's rows say code-aster,
+    its tests code_aster)."""
+    return tag.lower().replace("_", "-") if tag else tag
+
+
 class ImageCatalog(object):
     """An ordered, validated set of images."""
 
     def __init__(self, images, source="<memory>"):
         self.images = tuple(images)
         self.source = source
+        self._index = None
+        self._memo = {}
+
+    def memo(self, key, build):
+        """``build()``, computed once per catalog for ``key`` (indexes the matcher derives)."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]
+
+    def of_kind(self, kind, key):
+        """The images of ``kind`` whose framework (framework), MPI library (mpi) or application (application)
+        is ``key``, in catalog order; an index built on first use makes this O(1)."""
+        if self._index is None:
+            index = {}
+            for image in self.images:
+                value = {"framework": image.framework, "mpi": image.mpi, "application": app_key(image.app)}.get(image.kind)
+                index.setdefault((image.kind, value), []).append(image)
+            self._index = dict((k, tuple(v)) for k, v in index.items())
+        return self._index.get((kind, app_key(key) if kind == "application" else key), ())
 
     def __len__(self):
         return len(self.images)

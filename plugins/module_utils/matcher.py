@@ -11,6 +11,10 @@ Ties go to the name in alphabetical order, so the result never depends on catalo
 
 from __future__ import annotations
 
+import collections
+import itertools
+import operator
+import re
 from dataclasses import replace
 
 from ansible_collections.sodalite.modak.plugins.module_utils import cpu, versions
@@ -19,6 +23,9 @@ from ansible_collections.sodalite.modak.plugins.module_utils.model import Choice
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import model as recipe_model
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks import RecipeError
 
+SHOWN_REJECTIONS = 20  # rejected images named one by one; past them, counted by reason
+SHOWN_REASONS = 8
+_OWN_VALUE = re.compile(r"(?<![\w.-])\d+(?:\.\d+)+")  # the image's own version in a reason (it comes first)
 SCORE_NAMES = ("requested compilers", "build kind", "version", "ISA level", "math libraries")
 PREFERRED_MATH = {"x86_64": ("mkl", "onednn"), "aarch64": ("onednn",), "ppc64le": ()}
 def _own_version(img):
@@ -35,14 +42,58 @@ def _same_app(left, right):
     return bool(left) and left.lower().replace("_", "-") == right.lower().replace("_", "-")
 
 
+def _of_kind(catalog, kind, key):
+    if hasattr(catalog, "of_kind"):
+        return catalog.of_kind(kind, key)
+    if kind == "application":
+        return [i for i in catalog if i.kind == kind and _same_app(i.app, key)]
+    field = {"framework": "framework", "mpi": "mpi"}[kind]
+    return [i for i in catalog if i.kind == kind and getattr(i, field) == key]
+
+
+def _version_groups(catalog, family, version_of):
+    """(version, its text, sorted names, images) per version of the family; kept on the catalog for its own index tuples."""
+    def build():
+        groups = {}
+        for img in family:
+            groups.setdefault(version_of(img), []).append(img)
+        return tuple((v, versions.render(v), tuple(sorted(i.name for i in imgs)), tuple(imgs))
+                     for v, imgs in sorted(groups.items()))
+    if isinstance(family, tuple) and hasattr(catalog, "memo"):
+        return catalog.memo(("versions", id(family), version_of.__name__), build)
+    return build()
+
+
+def _signature(img, version_of):
+    """Everything _reject_reason looks at: images that share it share the verdict."""
+    return (version_of(img), img.arch, img.accelerator, img.cuda, img.rocm, img.isa, img.cpu_features, img.build)
+
+
+def _rejection_lines(rejected):
+    """One line per rejected image for the first few; past them, one line per reason with its count."""
+    if len(rejected) <= SHOWN_REJECTIONS + 2:
+        return ["rejected %s: %s" % r for r in rejected]
+    lines = ["rejected %s: %s" % r for r in rejected[:SHOWN_REJECTIONS]]
+    counts = {}
+    for reason, n in collections.Counter(map(operator.itemgetter(1), rejected[SHOWN_REJECTIONS:])).items():
+        reason = _OWN_VALUE.sub("…", reason, count=1)
+        counts[reason] = counts.get(reason, 0) + n
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    lines.extend("rejected %d more image(s): %s" % (n, reason) for reason, n in ranked[:SHOWN_REASONS])
+    rest = ranked[SHOWN_REASONS:]
+    if rest:
+        lines.append("rejected %d more image(s) for %d other reasons" % (sum(n for _r, n in rest), len(rest)))
+    return lines
+
+
 def _family(opt, app, catalog):
     """The images of the requested kind, a phrase that names the request, and which version of an
     image the request's version is compared with (an application image is matched on its MPI version)."""
     if opt.app_type in ("ai_training", "ai_inference"):
-        imgs = [i for i in catalog if i.kind == "framework" and i.framework == opt.framework]
+        imgs = _of_kind(catalog, "framework", opt.framework)
         return imgs, "%s %s" % (opt.framework, opt.version or "(newest)"), _own_version
     if app.app_tag:
-        imgs = [i for i in catalog if i.kind == "application" and _same_app(i.app, app.app_tag)]
+        imgs = _of_kind(catalog, "application", app.app_tag)
         if opt.mpi_library:
             imgs = [i for i in imgs if i.mpi == opt.mpi_library] or imgs
         if imgs:
@@ -51,7 +102,7 @@ def _family(opt, app, catalog):
     library = opt.mpi_library or ("openmpi" if opt.parallelisation == "mpi" else None)
     if library is None:
         return [], "%s application" % (opt.parallelisation or "HPC"), _own_version
-    imgs = [i for i in catalog if i.kind == "mpi" and i.mpi == library]
+    imgs = _of_kind(catalog, "mpi", library)
     return imgs, "%s %s" % (library, opt.version or "(newest)"), _own_version
 
 
@@ -202,22 +253,30 @@ def choose(req, catalog):
     if others:
         explanation.append("%d catalog image(s) of other frameworks or kinds were not considered" % others)
 
-    rejected, fits = [], []
-    for img in family:
-        reason = _reject_reason(img, opt, request, profile, version_of)
-        if reason:
-            rejected.append((img.name, reason))
-        else:
-            fits.append(img)
+    rejected, fits, verdicts, off_version = [], [], {}, []
+    wanted = str(request)
+    for version, text, names, imgs in _version_groups(catalog, family, version_of):
+        if not request.matches(version):          # one verdict for every image of this version
+            off_version.extend(zip(names, itertools.repeat("version %s does not match the request %s" % (text, wanted))))
+            continue
+        for img in imgs:
+            signature = _signature(img, version_of)
+            if signature not in verdicts:
+                verdicts[signature] = _reject_reason(img, opt, request, profile, version_of)
+            if verdicts[signature]:
+                rejected.append((img.name, verdicts[signature]))
+            else:
+                fits.append(img)
     if fits:
         newest = max(request.line_of(version_of(i)) for i in fits)
         for img in [i for i in fits if request.line_of(version_of(i)) != newest]:
             rejected.append((img.name, "release line %s is older than %s, the newest that matches %s"
                              % (versions.render(request.line_of(version_of(img))), versions.render(newest), request)))
         fits = [i for i in fits if request.line_of(version_of(i)) == newest]
-    rejected.sort()
+    rejected.sort(key=operator.itemgetter(0))  # names are unique: the order of the pairs, without comparing tuples
+    rejected.extend(off_version)               # the nearest misses first, then by version and name
     if not fits:
-        explanation.extend("rejected %s: %s" % r for r in rejected)
+        explanation.extend(_rejection_lines(rejected))
         return _fallback(req, opt, label, explanation, rejected, profile, catalog)
 
     ranked = _ranked(fits, opt)
@@ -229,7 +288,7 @@ def choose(req, catalog):
             explanation.append("no fitting image offers %s; the chosen one is the best without it" % ", ".join(missing))
     runners = ["%s: %s" % (img.name, _why_lost(img, best, opt)) for img in ranked[1:4]]
     explanation.extend("runner-up %s" % r for r in runners)
-    explanation.extend("rejected %s: %s" % r for r in rejected)
+    explanation.extend(_rejection_lines(rejected))
     warnings = []
     if app.container_runtime and app.container_runtime != best.uri:
         warnings.append("your container_runtime %s is replaced by the optimised image %s "

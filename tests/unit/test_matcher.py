@@ -235,3 +235,15 @@ def test_oras_and_local_sif_references():
     assert choose(doc, catalog).uri == "oras://ghcr.io/example/modak-sif:openmpi-4.1.6-x86-64-v4"
     lammps = with_(with_(doc, "job.application.app_tag", "lammps"), "job.optimisation.opt_build.cpu_isa", "x86-64-v3")
     assert choose(lammps, catalog).uri == "/apps/containers/lammps_openmpi.sif"
+
+
+def test_a_large_catalog_is_summarised_by_reason_past_the_first_rejections():
+    """10,000 images: the explanation names the first few rejections and counts the rest by reason."""
+    images = [{"name": "img-%05d" % i, "uri": "docker://r.example.org/img:%05d" % i, "framework": "tensorflow",
+               "version": "2.%d.%d" % (i % 40, i // 40 % 5)} for i in range(10000)]
+    choice = choose(ai_doc("tensorflow", "2.1"), ImageCatalog.from_data(images))
+    assert len(choice.rejected) == 10000 - 250
+    rejections = [line for line in choice.explanation if line.startswith("rejected")]
+    assert len(rejections) <= matcher.SHOWN_REJECTIONS + matcher.SHOWN_REASONS + 1
+    assert "rejected %d more image(s): version … does not match the request 2.1"\
+        % (len(choice.rejected) - matcher.SHOWN_REJECTIONS) in rejections

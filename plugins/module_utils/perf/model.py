@@ -18,21 +18,16 @@ Leave-one-configuration-out (LOCO) error is the honest test for an unmeasured co
 
 from __future__ import annotations
 
+import importlib.util
 import math
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import PerfError
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
 
-try:
-    import numpy as np
-    from sklearn.linear_model import BayesianRidge, LinearRegression
-    HAS_SKLEARN = True
-    IMPORT_ERROR = None
-except ImportError as exc:  # reported by the modules with missing_required_lib
-    np = None
-    BayesianRidge = LinearRegression = None
-    HAS_SKLEARN = False
-    IMPORT_ERROR = exc
+# numpy and scikit-learn (about a second to import) load on the first fit, never for a plain optimise;
+# finding them costs no import.
+HAS_SKLEARN = all(importlib.util.find_spec(name) is not None for name in ("numpy", "sklearn"))
+IMPORT_ERROR = None if HAS_SKLEARN else "numpy and scikit-learn are not installed on the host that runs the module"
 
 KINDS = ("loglinear", "linear")
 Z90 = 1.645
@@ -92,6 +87,7 @@ class PerfModel(object):
         The sd is the predictive one (model uncertainty and run-to-run noise), or with ``epistemic``
         only the uncertainty of the mean, which is what another benchmark run can reduce.
         """
+        import numpy as np  # pylint: disable=import-outside-toplevel  # loaded by fit() already
         x = np.array([feature_vector(config, load, self.kind, self.cores)])
         if self.kind == "linear":
             value = float(self.estimator.predict(x)[0])
@@ -135,6 +131,7 @@ def usable_cores(records):
 
 
 def _xy(records, kind):
+    import numpy as np  # pylint: disable=import-outside-toplevel
     rows = [r for r in records if store.valid(r)]
     cores = usable_cores(rows)
     x = np.array([feature_vector(r["config"], store.foreign_load(r), kind, cores) for r in rows])
@@ -146,6 +143,8 @@ def fit(records, kind="loglinear", hw_class=None):
     """Fit one model on records of one hardware class (the first class present when not given)."""
     if not HAS_SKLEARN:
         raise ImportError("numpy and scikit-learn are required: %s" % IMPORT_ERROR)
+    import numpy as np  # pylint: disable=import-outside-toplevel
+    from sklearn.linear_model import BayesianRidge, LinearRegression  # pylint: disable=import-outside-toplevel
     if kind not in KINDS:
         raise PerfError("unknown model kind %r" % kind)
     if hw_class is None:

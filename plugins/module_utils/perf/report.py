@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
 
@@ -13,14 +14,15 @@ from ansible_collections.sodalite.modak.plugins.module_utils import files as out
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import model as perf_model
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
 
-try:
-    import matplotlib
+# matplotlib loads only when plots are drawn; finding it costs no import
+HAS_MATPLOTLIB = importlib.util.find_spec("matplotlib") is not None
+
+
+def _pyplot():
+    import matplotlib  # pylint: disable=import-outside-toplevel
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    HAS_MATPLOTLIB = True
-except ImportError:
-    plt = None
-    HAS_MATPLOTLIB = False
+    import matplotlib.pyplot as plt  # pylint: disable=import-outside-toplevel
+    return plt
 
 
 def summary(records, hw_class=None, load=0.0):
@@ -81,7 +83,7 @@ def targets(directory, prefix="perf"):
 def _png(fig):
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110)
-    plt.close(fig)
+    _pyplot().close(fig)
     return buffer.getvalue()
 
 
@@ -89,6 +91,7 @@ def plots(data, directory=None, prefix="perf"):
     """The two PNGs as {file name: bytes} (empty without matplotlib)."""
     if not HAS_MATPLOTLIB:
         return {}
+    plt = _pyplot()
     paths = {}
     fig, ax = plt.subplots(figsize=(5.5, 5))
     meas = [1e3 * p["measured_s"] for p in data["points"]]

@@ -1,0 +1,235 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The ``modak`` command for pipelines: validate, optimise and recipe, on the same core as the modules.
+
+Exit status: 0 everything is valid (and written), 1 a DSL is invalid, 2 the command cannot run as asked
+(bad options, unreadable files, a malformed catalog, an output directory that cannot be written, a missing
+library). Output is deterministic: inputs keep their order, JSON keys are sorted, nothing carries a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, ModakError
+
+OK, INVALID, USAGE = 0, 1, 2
+COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EMBEDDED_CATALOG = os.path.join(COLLECTION_ROOT, "catalog", "images.yaml")
+
+
+class UsageError(Exception):
+    """The command cannot run as asked (exit status 2)."""
+
+
+def _parser():
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--format", choices=("text", "json"), default="text",
+                        help="output format (default: text)")
+    parser = argparse.ArgumentParser(
+        prog="modak", description="Validate MODAK optimisation DSLs, write their job scripts and container recipes.",
+        epilog="Exit status: 0 valid, 1 a DSL is invalid, 2 usage or I/O error.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+    validate = commands.add_parser("validate", parents=[common], help="check DSL files and list every problem")
+    validate.add_argument("files", nargs="+", metavar="FILE")
+    optimise = commands.add_parser("optimise", parents=[common],
+                                   help="choose the image and write each DSL's job script into DIR")
+    optimise.add_argument("files", nargs="+", metavar="FILE")
+    optimise.add_argument("-o", "--output-dir", required=True, metavar="DIR")
+    optimise.add_argument("--catalog", metavar="FILE", help="image catalog (default: the embedded one)")
+    optimise.add_argument("--results-store", metavar="FILE", help="benchmark results for the performance model")
+    optimise.add_argument("--check", action="store_true", help="write nothing; report what would change")
+    recipe = commands.add_parser("recipe", parents=[common],
+                                 help="write the Singularity definition file and Dockerfile of one DSL into DIR")
+    recipe.add_argument("file", metavar="FILE")
+    recipe.add_argument("-o", "--output-dir", required=True, metavar="DIR")
+    recipe.add_argument("--recipe-format", action="append", choices=("singularity", "docker"),
+                        help="only this recipe format (repeatable; default both)")
+    recipe.add_argument("--base-image", metavar="URI", help="base image instead of the one the DSL implies")
+    recipe.add_argument("--check", action="store_true", help="write nothing; report what would change")
+    return parser
+
+
+def _libraries():
+    missing = [name for name, absent in (("PyYAML", dsl.yaml is None), ("jsonschema", dsl.jsonschema is None))
+               if absent]
+    if missing:
+        raise UsageError("modak needs the Python libraries %s (pip install -r requirements.txt of the collection)"
+                         % ", ".join(missing))
+
+
+def _load(path):
+    """Parse one DSL file; DslInvalid for a document that cannot be parsed, UsageError if unreadable."""
+    try:
+        return dsl.load_file(path)
+    except (IOError, OSError) as exc:
+        raise UsageError("cannot read %s: %s" % (path, exc.strerror or exc))
+
+
+def _check(path):
+    """(document or None, problems) of one file."""
+    try:
+        document = _load(path)
+        dsl.parse(document)
+    except DslInvalid as exc:
+        return None, exc.problems
+    return document, []
+
+
+def _problem_lines(path, problems):
+    return ["%s: %s" % (path, problem) for problem in problems]
+
+
+def cmd_validate(args):
+    report, lines = [], []
+    for path in args.files:
+        _doc, problems = _check(path)
+        report.append({"file": path, "valid": not problems, "problems": [p.as_dict() for p in problems]})
+        lines.append("%s: %s" % (path, "valid" if not problems else "invalid, %d problem(s)" % len(problems)))
+        lines.extend("  " + line for line in _problem_lines(path, problems))
+    status = INVALID if any(not r["valid"] for r in report) else OK
+    return status, {"command": "validate", "valid": status == OK, "files": report}, lines
+
+
+def _catalog(path):
+    try:
+        return ImageCatalog.from_file(path or EMBEDDED_CATALOG)
+    except ModakError as exc:
+        raise UsageError(str(exc))
+
+
+def _invalid(command, report, problems_by_file):
+    lines = []
+    for path, problems in problems_by_file:
+        report.append({"file": path, "valid": False, "problems": [p.as_dict() for p in problems]})
+        lines.append("%s: invalid, %d problem(s)" % (path, len(problems)))
+        lines.extend("  " + line for line in _problem_lines(path, problems))
+    lines.append("nothing was written")
+    return INVALID, {"command": command, "valid": False, "files": report}, lines
+
+
+def _target(output_dir, filename):
+    try:
+        return files.target_path(output_dir, filename)
+    except ModakError as exc:
+        raise UsageError(str(exc))
+
+
+def _existing(path):
+    try:
+        return files.read_existing(path)
+    except ModakError as exc:
+        raise UsageError(str(exc))
+
+
+def _write(output_dir, path, text, mode=0o755):
+    try:
+        files.ensure_dir(output_dir)
+        files.write_atomic(path, text, mode=mode)
+    except (ModakError, IOError, OSError) as exc:
+        raise UsageError("cannot write %s: %s" % (path, exc))
+
+
+def cmd_optimise(args):
+    documents, bad = [], []
+    for path in args.files:                       # validate everything before writing anything
+        document, problems = _check(path)
+        if problems:
+            bad.append((path, problems))
+        documents.append((path, document))
+    if bad:
+        return _invalid("optimise", [], bad)
+    catalog = _catalog(args.catalog)
+    records = host = None
+    if args.results_store:
+        from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
+        records, host = perf_store.load(args.results_store), perf_store.local_hardware()
+    results, owners = [], {}
+    for path, document in documents:
+        try:
+            result = pipeline.optimise(document, catalog, records, host)
+        except DslInvalid as exc:
+            bad.append((path, exc.problems))
+            continue
+        name = result.script.filename
+        if name in owners:
+            bad.append((path, [DslProblem("job.job_options.job_name", "writes %s, as %s does" % (name, owners[name]),
+                                          hint="give each DSL its own job name")]))
+            continue
+        owners[name] = path
+        results.append((path, result))
+    if bad:
+        return _invalid("optimise", [], bad)
+    report, lines = [], []
+    for path, result in results:
+        target = _target(args.output_dir, result.script.filename)
+        text = result.script.text
+        changed = _existing(target) != text
+        if changed and not args.check:
+            _write(args.output_dir, target, text)
+        image = result.choice.image.as_dict() if result.choice.image is not None else {}
+        image.update(uri=result.choice.uri, source=result.choice.source)
+        report.append({"file": path, "valid": True, "changed": changed, "job_script": target,
+                       "scheduler": result.script.scheduler, "image": image,
+                       "settings": result.settings.as_dict(), "explanation": list(result.explanation),
+                       "warnings": list(result.warnings), "prediction": result.extra.get("prediction") or {}})
+        lines.append("%s: %s %s (%s, image %s)" % (
+            path, "would write" if args.check and changed else ("wrote" if changed else "unchanged"), target,
+            result.script.scheduler, result.choice.uri or "none: bare run"))
+        lines.extend("  warning: %s" % w for w in result.warnings)
+    return OK, {"command": "optimise", "valid": True, "files": report}, lines
+
+
+def cmd_recipe(args):
+    from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
+    document, problems = _check(args.file)
+    if problems:
+        return _invalid("recipe", [], [(args.file, problems)])
+    formats = tuple(sorted(set(args.recipe_format), key=generate.FORMATS.index)) if args.recipe_format \
+        else generate.FORMATS
+    try:
+        _target(args.output_dir, "x")
+        out = generate.write(document, args.output_dir, formats, args.base_image, check_mode=args.check)
+    except DslInvalid as exc:
+        return _invalid("recipe", [], [(args.file, exc.problems)])
+    except (ModakError, IOError, OSError) as exc:
+        raise UsageError("cannot write the recipes into %s: %s" % (args.output_dir, exc))
+    out.pop("diff", None)
+    report = dict(out, file=args.file, valid=True)
+    lines = ["%s: %s %s" % (args.file, "would write" if args.check and out["changed"] else
+                             ("wrote" if out["changed"] else "unchanged"),
+                             " ".join(out["recipes"][f] for f in formats))]
+    return OK, {"command": "recipe", "valid": True, "files": [report]}, lines
+
+
+COMMANDS = {"validate": cmd_validate, "optimise": cmd_optimise, "recipe": cmd_recipe}
+
+
+def main(argv=None, stdout=None, stderr=None):
+    """Run the command line ``argv``; returns the exit status."""
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:                     # argparse: --help (0) or a usage error (2)
+        return OK if not exc.code else USAGE
+    try:
+        _libraries()
+        status, report, lines = COMMANDS[args.command](args)
+    except UsageError as exc:
+        if args.format == "json":
+            stdout.write(json.dumps({"command": args.command, "error": str(exc)}, sort_keys=True, indent=2) + "\n")
+        stderr.write("modak %s: %s\n" % (args.command, exc))
+        return USAGE
+    if args.format == "json":
+        stdout.write(json.dumps(report, sort_keys=True, indent=2) + "\n")
+    else:
+        stdout.write("".join(line + "\n" for line in lines))
+    return status

@@ -1,0 +1,31 @@
+"""Heavy libraries load only on the paths that use them: a plain optimise never imports them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from helpers import ROOT
+
+HEAVY = ("numpy", "scipy", "sklearn", "matplotlib")
+PROBE = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from ansible_collections.sodalite.modak.plugins.modules import optimise, container_recipe, perf_model  # noqa
+from ansible_collections.sodalite.modak.plugins.module_utils import cli, dsl, pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
+catalog = ImageCatalog.from_file(sys.argv[2] + "/catalog/images.yaml")
+pipeline.optimise(dsl.load_file(sys.argv[2] + "/examples/pytorch-cpu-slurm.yaml"), catalog)
+print(" ".join(sorted(m for m in sys.modules if m.split(".")[0] in sys.argv[3:])))
+"""
+
+
+def test_a_plain_optimise_imports_no_heavy_library():
+    done = subprocess.run([sys.executable, "-c", PROBE, ROOT + "/collections", ROOT] + list(HEAVY),
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == ""
+
+
+def test_the_performance_model_still_finds_its_libraries():
+    from ansible_collections.sodalite.modak.plugins.module_utils.perf import model, report
+    assert model.HAS_SKLEARN and report.HAS_MATPLOTLIB
