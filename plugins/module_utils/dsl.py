@@ -361,11 +361,11 @@ def _optimisation_problems(opt):
     cpu_type = build.get("cpu_type")
     if cpu_type:
         arch = cpu.CPU_TYPE_ARCH.get(cpu_type)
-        for key, table in (("cpu_isa", cpu.ISA_ARCH), ("cpu_microarch", None)):
+        for key in ("cpu_isa", "cpu_microarch"):
             value = build.get(key)
-            if not value:
+            if not value or not isinstance(value, str):
                 continue
-            value_arch = table.get(value) if table else cpu.ISA_ARCH.get(cpu.MICROARCH.get(value, ("",))[0])
+            value_arch = cpu.arch_of(value)
             if value_arch and value_arch != arch:
                 out.append(DslProblem(base + ".opt_build." + key, "is a %s value but cpu_type '%s' is %s"
                                       % (value_arch, cpu_type, arch), value))

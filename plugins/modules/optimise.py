@@ -104,6 +104,7 @@ notes:
 requirements:
   - PyYAML
   - jsonschema >= 4
+  - archspec >= 0.2.5 (CPU microarchitectures, ISA levels and compiler flags)
 author:
   - modak developers (@sodalite-modak)
 """

@@ -21,11 +21,6 @@ from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks impor
 # the version pinned when the DSL asks for "latest" (or gives no version)
 DEFAULT_VERSIONS = {"tensorflow": "2.15.1", "pytorch": "2.5.1", "keras": "3.3.3", "mxnet": "1.9.1",
                     "jax": "0.4.30"}
-# archspec microarchitecture -> GCC flag
-MARCH = {"skylake_avx512": "skylake-avx512", "icelake": "icelake-server", "zen": "znver1", "zen2": "znver2",
-         "zen3": "znver3", "zen4": "znver4", "zen5": "znver5"}
-MCPU = {"neoverse_n1": "neoverse-n1", "neoverse_v1": "neoverse-v1", "neoverse_v2": "neoverse-v2", "a64fx": "a64fx",
-        "power9": "power9", "power10": "power10"}
 SOURCE_FRAMEWORKS = ("pytorch", "tensorflow")
 TORCH_INDEX = "https://download.pytorch.org/whl/"
 LABEL_HASH = "modak.recipe.sha256"
@@ -34,15 +29,8 @@ PORTABLE_ISA = {"x86_64": "x86-64-v2", "aarch64": "armv8.0-a", "ppc64le": "power
 
 
 def march_flags(opt, profile):
-    """Compiler flags for the target: ``-march``/``-mtune`` (x86) or ``-mcpu`` (Arm, POWER)."""
-    if opt.cpu_microarch in MCPU:
-        return ["-mcpu=%s" % MCPU[opt.cpu_microarch]]
-    if opt.cpu_microarch:
-        name = MARCH.get(opt.cpu_microarch, opt.cpu_microarch)
-        return ["-march=%s" % name, "-mtune=%s" % name]
-    if profile.arch == "ppc64le":
-        return ["-mcpu=%s" % profile.isa]
-    return ["-march=%s" % profile.isa]
+    """Compiler flags for the target from archspec: ``-march``/``-mtune`` (x86) or ``-mcpu`` (Arm, POWER)."""
+    return cpu.compiler_flags(microarch=opt.cpu_microarch, isa=profile.isa)
 
 
 class Recipe(object):
@@ -160,9 +148,9 @@ def from_request(request, base_image=None):
             if opt.framework == "tensorflow":
                 packages.append("bazel-bootstrap")
             body.append(blocks.FrameworkSource(opt.framework, version, flags))
-            base_features = cpu.ISA_FEATURES.get(profile.isa, frozenset())
+            base_features = cpu.isa_features(profile.isa)
             attrs.update(build="optimised-source", isa=profile.isa,
-                         cpu_features=sorted(profile.features - base_features))
+                         cpu_features=sorted((profile.features - base_features) & cpu.NOTABLE_FEATURES))
         else:
             index = None
             if opt.framework == "pytorch":
