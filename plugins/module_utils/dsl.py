@@ -14,7 +14,7 @@ import math
 import re
 import traceback
 
-from ansible_collections.sodalite.modak.plugins.module_utils import cpu, schema, shell
+from ansible_collections.sodalite.modak.plugins.module_utils import cpu, frameworks, schema, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, nearest, path_str
 from ansible_collections.sodalite.modak.plugins.module_utils.model import (
     Application, Build, JobOptions, JobRequest, Optimisation, Target)
@@ -455,14 +455,10 @@ def _optimisation(raw, notes):
         framework = config.get("ai_framework")
         details = section.get("ai_framework-%s" % framework) or {}
         version = details.get("version")
-        if details.get("xla"):
-            compilers.append("xla")
-        if details.get("glow"):
-            compilers.append("glow")
-        if details.get("compile"):
-            compilers.append("inductor")
-        if details.get("onednn"):
-            compilers.append("onednn")
+        known = frameworks.FRAMEWORKS.get(framework)
+        for option, (feature, _description) in (known.switches.items() if known else ()):
+            if details.get(option):
+                compilers.append(feature)
     else:
         parallelisation = config.get("parallelisation")
         if parallelisation == "opencc":

@@ -14,16 +14,15 @@ from __future__ import annotations
 import hashlib
 import json
 
-from ansible_collections.sodalite.modak.plugins.module_utils import cpu, versions
+from ansible_collections.sodalite.modak.plugins.module_utils import cpu, frameworks, labels, versions
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import blocks
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks import RecipeError
 
 # the version pinned when the DSL asks for "latest" (or gives no version)
-DEFAULT_VERSIONS = {"tensorflow": "2.15.1", "pytorch": "2.5.1", "keras": "3.3.3", "mxnet": "1.9.1",
-                    "jax": "0.4.30"}
-SOURCE_FRAMEWORKS = ("pytorch", "tensorflow")
+DEFAULT_VERSIONS = frameworks.default_versions()
+SOURCE_FRAMEWORKS = tuple(frameworks.source_builds())
 TORCH_INDEX = "https://download.pytorch.org/whl/"
-LABEL_HASH = "modak.recipe.sha256"
+LABEL_HASH = labels.RECIPE_HASH
 # what distribution wheels and packages need of the CPU
 PORTABLE_ISA = {"x86_64": "x86-64-v2", "aarch64": "armv8.0-a", "ppc64le": "power9"}
 
@@ -145,8 +144,7 @@ def from_request(request, base_image=None):
             version = _full_version(opt.framework, version)
             flags = march_flags(opt, profile)
             packages.extend(["build-essential", "cmake", "git", "ninja-build"])
-            if opt.framework == "tensorflow":
-                packages.append("bazel-bootstrap")
+            packages.extend(frameworks.get(opt.framework).source.packages)
             body.append(blocks.FrameworkSource(opt.framework, version, flags))
             base_features = cpu.isa_features(profile.isa)
             attrs.update(build="optimised-source", isa=profile.isa,
@@ -173,16 +171,16 @@ def from_request(request, base_image=None):
             body.append(blocks.MathLibs([m for m in math if m in ("mkl", "onednn")], framework=opt.framework,
                                         instructions=instructions))
         compilers = [c for c in opt.compilers if c in ("xla", "inductor")]
-        if opt.framework in ("tensorflow", "jax") and "xla" not in compilers:
-            compilers.append("xla")  # XLA ships with them; the label says so
+        for bundled in frameworks.get(opt.framework).bundled:
+            if bundled not in compilers:
+                compilers.append(bundled)  # it ships with the framework; the label says so
         if compilers:
             gc = blocks.GraphCompiler(compilers)
             packages.extend(gc.packages)
             body.append(gc)
         attrs.update(kind="framework", framework=opt.framework, version=version,
                      compilers=sorted(compilers), math=sorted(math))
-        module = {"pytorch": "torch", "keras": "keras", "tensorflow": "tensorflow", "mxnet": "mxnet",
-                  "jax": "jax"}.get(opt.framework, opt.framework)
+        module = frameworks.get(opt.framework).module
         test = ["python3 -c 'import %s; print(%s.__version__)'" % (module, module)]
         runscript = ["python3"]
         arch_tag = ("cuda%s" % base.cuda if accelerator == "nvidia" else
