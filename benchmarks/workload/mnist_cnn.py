@@ -35,29 +35,22 @@ import time
 
 SCHEMA = "modak-bench/1"
 EPOCH_SAMPLES = 60000
-FLAGS_OF_INTEREST = ("avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16",
-                     "avx512_fp16", "amx_bf16", "amx_int8", "amx_tile", "asimd", "sve", "bf16")
+
+
+def _hardware_module():
+    """The collection's perf/hardware.py, loaded by path: the workload runs where the collection may not be
+    importable, and it must describe the CPU exactly as the results store does."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                        "plugins", "module_utils", "perf", "hardware.py")
+    spec = importlib.util.spec_from_file_location("modak_perf_hardware", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def cpu_facts():
-    model, flags = platform.processor() or platform.machine(), set()
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                key, _sep, value = line.partition(":")
-                key = key.strip()
-                if key in ("model name", "Model name") and model in ("", platform.machine(), platform.processor()):
-                    model = value.strip()
-                elif key in ("flags", "Features") and not flags:
-                    flags = set(value.split())
-    except OSError:
-        pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count() or 1
-    return {"model": model, "arch": platform.machine(), "cores": os.cpu_count() or 1, "usable_cores": usable,
-            "flags": sorted(f for f in flags if f in FLAGS_OF_INTEREST)}
+    return _hardware_module().facts()
 
 
 def busy_jiffies():

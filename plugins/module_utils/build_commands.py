@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils import shell
+from ansible_collections.sodalite.modak.plugins.module_utils import labels, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
 
 ENGINES = ("apptainer", "singularity", "podman", "buildah", "charliecloud")
 SIF_ENGINES = ("apptainer", "singularity")
-LABEL_HASH = "modak.recipe.sha256"
+LABEL_HASH = labels.RECIPE_HASH
 _IMAGE = re.compile(r"^[A-Za-z0-9/][A-Za-z0-9._/:@-]{0,255}\Z")
 _DEST = re.compile(r"^(docker|oras)://[A-Za-z0-9][A-Za-z0-9._/:@-]{0,255}\Z")
 _SHA = re.compile(r"^[0-9a-f]{64}\Z")

@@ -14,7 +14,8 @@ import math
 import re
 import traceback
 
-from ansible_collections.sodalite.modak.plugins.module_utils import compat, cpu, dsl_rules, schema, shell, strict_load
+from ansible_collections.sodalite.modak.plugins.module_utils import (
+    compat, cpu, dsl_rules, frameworks, schema, shell, strict_load)
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, nearest, path_str
 from ansible_collections.sodalite.modak.plugins.module_utils.model import (
     Application, Build, JobOptions, JobRequest, Optimisation, Target)
@@ -389,11 +390,11 @@ def _optimisation_problems(opt):
     cpu_type = build.get("cpu_type")
     if cpu_type:
         arch = cpu.CPU_TYPE_ARCH.get(cpu_type)
-        for key, table in (("cpu_isa", cpu.ISA_ARCH), ("cpu_microarch", None)):
+        for key in ("cpu_isa", "cpu_microarch"):
             value = build.get(key)
-            if not value:
+            if not value or not isinstance(value, str):
                 continue
-            value_arch = table.get(value) if table else cpu.ISA_ARCH.get(cpu.MICROARCH.get(value, ("",))[0])
+            value_arch = cpu.arch_of(value)
             if value_arch and value_arch != arch:
                 out.append(DslProblem(base + ".opt_build." + key, "is a %s value but cpu_type '%s' is %s"
                                       % (value_arch, cpu_type, arch), value))
@@ -495,14 +496,10 @@ def _optimisation(raw, notes):
         framework = config.get("ai_framework")
         details = section.get("ai_framework-%s" % framework) or {}
         version = details.get("version")
-        if details.get("xla"):
-            compilers.append("xla")
-        if details.get("glow"):
-            compilers.append("glow")
-        if details.get("compile"):
-            compilers.append("inductor")
-        if details.get("onednn"):
-            compilers.append("onednn")
+        known = frameworks.FRAMEWORKS.get(framework)
+        for option, (feature, _description) in (known.switches.items() if known else ()):
+            if details.get(option):
+                compilers.append(feature)
     else:
         parallelisation = config.get("parallelisation")
         if parallelisation == "opencc":

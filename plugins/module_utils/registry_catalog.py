@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils import catalog
+from ansible_collections.sodalite.modak.plugins.module_utils import labels as label_names
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, ModakError
 
 try:
@@ -28,7 +29,7 @@ MANIFEST_TYPES = ", ".join([
     "application/vnd.oci.image.index.v1+json",
     "application/vnd.docker.distribution.manifest.list.v2+json",
 ])
-PREFIX = "modak."
+PREFIX = label_names.PREFIX
 LISTS = ("cpu_features", "compilers", "math")
 SCALARS = ("name", "framework", "version", "kind", "build", "arch", "isa", "accelerator", "cuda", "rocm", "app")
 _CHALLENGE = re.compile(r'(\w+)="([^"]*)"')
@@ -54,8 +55,8 @@ def entry_from_labels(labels, uri, default_name):
         entry["mpi"] = {"library": labels[PREFIX + "mpi"]}
         if labels.get(PREFIX + "mpi_version"):
             entry["mpi"]["version"] = labels[PREFIX + "mpi_version"]
-    if labels.get(PREFIX + "recipe.sha256"):
-        entry["labels"] = {PREFIX + "recipe.sha256": labels[PREFIX + "recipe.sha256"]}
+    if labels.get(label_names.RECIPE_HASH):
+        entry["labels"] = {label_names.RECIPE_HASH: labels[label_names.RECIPE_HASH]}
     return entry
 
 

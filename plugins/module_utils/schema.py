@@ -10,12 +10,13 @@ script either match a strict pattern here or are shell-quoted by the renderer.
 
 from __future__ import annotations
 
+from ansible_collections.sodalite.modak.plugins.module_utils import frameworks
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtime_registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry as scheduler_registry
 
 SCHEMA_ID = "https://sodalite.eu/modak/dsl.schema.json"
 
-FRAMEWORKS = ("tensorflow", "pytorch", "keras", "mxnet", "jax", "cntk")
+FRAMEWORKS = frameworks.names()
 PARALLELISATIONS = ("mpi", "openmp", "openacc", "opencl", "opencc")
 MPI_LIBRARIES = ("openmpi", "mpich", "mvapich2", "intel-mpi", "hpcx", "cray-mpich")
 SCHEDULERS = scheduler_registry.ALL_NAMES           # names and aliases, from the scheduler registry
@@ -244,14 +245,11 @@ OPT_BUILD = _obj({
 
 _FW_VERSION = _s(VERSION_REQ, "Version request: '2', '2.1', '2.1.3', '>=2.4,<2.10' or 'latest'.")
 AI_FRAMEWORK = {
-    "tensorflow": _obj({"version": _FW_VERSION, "xla": _bool("Use the XLA graph compiler.")}),
-    "pytorch": _obj({"version": _FW_VERSION, "glow": _bool("Use the Glow graph compiler."),
-                     "compile": _bool("Use torch.compile (inductor).")}),
-    "keras": _obj({"version": _FW_VERSION, "backend": _enum(("tensorflow", "jax", "torch", "theano", "cntk")),
-                   "xla": _bool("Use XLA (through the TensorFlow or JAX backend).")}),
-    "mxnet": _obj({"version": _FW_VERSION, "onednn": _bool("Use the oneDNN subgraph backend.")}),
-    "jax": _obj({"version": _FW_VERSION}),
-    "cntk": _obj({"version": _FW_VERSION}),
+    fw.name: _obj(dict(
+        [("version", _FW_VERSION)]
+        + [(option, _enum(words, description)) for option, (words, description) in fw.choices.items()]
+        + [(option, _bool(description)) for option, (_feature, description) in fw.switches.items()]))
+    for fw in frameworks.FRAMEWORKS.values()
 }
 
 AI_SECTION_PROPS = {

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import math
 
-from ansible_collections.sodalite.modak.plugins.module_utils import scaling
+from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, scaling
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Settings
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
-XLA_FLAGS = "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit"
 
 
 def _is_mpi(req, ranks):
@@ -30,16 +29,16 @@ def framework_env(req, choice):
         return [], []
     offered = set(image.compilers) | set(image.math) if image else set(opt.compilers)
     env, notes = [], []
-    if "xla" in opt.compilers and "xla" in offered and opt.framework in ("tensorflow", "keras"):
-        env.append(("TF_XLA_FLAGS", XLA_FLAGS))
+    if "xla" in opt.compilers and "xla" in offered and frameworks.env_for(opt.framework, "xla"):
+        env.extend(frameworks.env_for(opt.framework, "xla"))
         notes.append("XLA auto-clustering on (TF_XLA_FLAGS)")
-    if "onednn" in opt.compilers and opt.framework == "mxnet":
-        env.append(("MXNET_SUBGRAPH_BACKEND", "ONEDNN"))
+    if "onednn" in opt.compilers:
+        env.extend(frameworks.env_for(opt.framework, "onednn"))
     if "inductor" in opt.compilers:
         notes.append("torch.compile must be called by the program; the image ships inductor" if
                      "inductor" in offered else "torch.compile requested but the image has no inductor")
-    if image is not None and "onednn" in image.math and opt.framework == "tensorflow":
-        env.append(("TF_ENABLE_ONEDNN_OPTS", "1"))
+    if image is not None and "onednn" in image.math:
+        env.extend(frameworks.env_for(opt.framework, "onednn_math"))
     return env, notes
 
 

@@ -123,6 +123,7 @@ notes:
 requirements:
   - PyYAML
   - jsonschema >= 4
+  - archspec >= 0.2.5 (CPU microarchitectures, ISA levels and compiler flags)
 author:
   - modak developers (@sodalite-modak)
 """
@@ -225,6 +226,18 @@ settings:
     gpus: 1
     gpu_vendor: nvidia
     container_engine: apptainer
+target:
+  description:
+    - The DSL's target as the optimiser read it (defaults applied, aliases resolved), so that roles and
+      playbooks need not parse the DSL again. Keys are the DSL's (C(job_scheduler_type), C(container_engine),
+      C(login_host), C(work_dir), C(partition), C(image_dir), C(name)); unset values are null.
+  returned: success
+  type: dict
+  sample:
+    job_scheduler_type: slurm
+    login_host: login01
+    work_dir: /scratch/user/jobs
+    container_engine: apptainer
 explanation:
   description: Why this image and these settings, one sentence per line.
   returned: success
@@ -256,6 +269,8 @@ problems:
   type: list
   elements: dict
 """
+
+import dataclasses
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -302,6 +317,14 @@ def _image(result, timeout, base_image):
     return info, build
 
 
+_TARGET_KEYS = {"scheduler": "job_scheduler_type", "engine": "container_engine"}
+
+
+def _target(result):
+    """The request's target with the DSL's key names."""
+    return {_TARGET_KEYS.get(key, key): value for key, value in dataclasses.asdict(result.request.target).items()}
+
+
 def run(module):
     params = module.params
     document = params["dsl"] if params["dsl"] is not None else dsl.load_file(params["dsl_file"])
@@ -326,6 +349,7 @@ def run(module):
         availability=image["availability"],
         build=build,
         scheduler=result.script.scheduler,
+        target=_target(result),
         job_script=path,
         job_script_content=content,
         settings=result.settings.as_dict(),

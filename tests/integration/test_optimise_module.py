@@ -41,6 +41,7 @@ def test_optimise_writes_the_script_and_returns_the_contract(tmp_path):
     assert image["framework"] == "tensorflow" and image["version"] == "2.1.0" and image["accelerator"] == "nvidia"
     assert "xla" in image["features"]
     assert data["scheduler"] == "torque"
+    assert data["target"]["job_scheduler_type"] == "torque" and "login_host" in data["target"]
     assert data["job_script"] == str(out / "resnet.pbs")
     assert (out / "resnet.pbs").read_text() == data["job_script_content"]
     assert os.access(str(out / "resnet.pbs"), os.X_OK)

@@ -18,13 +18,15 @@ from urllib.parse import quote
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import PerfError
 
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import hardware
+
 
 class StoreError(PerfError):
     """The results store cannot be read or written (corrupt file, not a database); the file is left as it is."""
 
 
+hardware_class = hardware.hardware_class  # the one definition, shared with the workload
 KNOBS = ("threads", "batch_size", "precision", "channels_last", "compile", "onednn")
-CLASS_FLAGS = ("amx_bf16", "avx512_bf16", "avx512_fp16", "avx512f", "avx2", "sve", "bf16")
 BUSY_TIMEOUT_S = 60.0
 
 _DDL = """
@@ -39,14 +41,6 @@ CREATE TABLE IF NOT EXISTS runs (
     inserted_at REAL NOT NULL,
     record TEXT NOT NULL
 )"""
-
-
-def hardware_class(hardware):
-    """'AMD EPYC|x86_64|2c|avx2+avx512_bf16+avx512f': the class a model is fitted for."""
-    hardware = hardware or {}
-    flags = sorted(f for f in hardware.get("flags", ()) if f in CLASS_FLAGS)
-    return "%s|%s|%sc|%s" % (hardware.get("model", "unknown"), hardware.get("arch", "unknown"),
-                             hardware.get("cores", "?"), "+".join(flags) or "-")
 
 
 def normalise_config(config):
@@ -200,27 +194,9 @@ def classes(records):
 
 def local_hardware(sample_s=0.5):
     """CPU facts of this host in the workload's form, with the foreign load (busy cores) sampled now."""
-    import platform
-    model, flags = "unknown", set()
-    try:
-        with open("/proc/cpuinfo") as handle:
-            for line in handle:
-                key, _sep, value = line.partition(":")
-                key = key.strip()
-                if key in ("model name", "Model name") and model == "unknown":
-                    model = value.strip()
-                elif key in ("flags", "Features") and not flags:
-                    flags = set(value.split())
-    except OSError:
-        pass
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:
-        usable = os.cpu_count() or 1
-    interesting = ("avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "avx512_fp16",
-                   "amx_bf16", "amx_int8", "amx_tile", "asimd", "sve", "bf16")
-    return {"model": model, "arch": platform.machine(), "cores": os.cpu_count() or 1, "usable_cores": usable,
-            "flags": sorted(f for f in flags if f in interesting), "foreign_load": _busy_cores(sample_s)}
+    found = hardware.facts()
+    found["foreign_load"] = _busy_cores(sample_s)
+    return found
 
 
 def _busy_cores(sample_s):

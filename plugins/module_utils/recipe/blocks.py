@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Tuple
 
-from ansible_collections.sodalite.modak.plugins.module_utils import shell
+from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, labels, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
 
 IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,255}\Z")
@@ -229,8 +229,7 @@ class FrameworkPip(Block):
     """
 
     title = "framework (pip)"
-    PACKAGES = {"tensorflow": "tensorflow", "pytorch": "torch", "keras": "keras", "mxnet": "mxnet",
-                "jax": "jax[cpu]", "cntk": "cntk"}
+    PACKAGES = frameworks.pip_packages()
 
     def __init__(self, framework, version, index_url=None, extra=()):
         if framework not in self.PACKAGES:
@@ -279,19 +278,7 @@ class FrameworkSource(Block):
     """
 
     title = "framework (source build)"
-    SOURCES = {
-        "pytorch": ("https://github.com/pytorch/pytorch.git", (
-            "pip install --no-cache-dir -r requirements.txt mkl-static mkl-include",
-            "USE_CUDA=0 USE_MKLDNN=1 BLAS=MKL MAX_JOBS=$MODAK_JOBS python3 setup.py bdist_wheel",
-            "pip install --no-cache-dir dist/*.whl",
-        )),
-        "tensorflow": ("https://github.com/tensorflow/tensorflow.git", (
-            "pip install --no-cache-dir numpy wheel packaging requests opt_einsum",
-            "bazel build --config=opt --config=mkl --copt=\"$CFLAGS\" --jobs=$MODAK_JOBS "
-            "//tensorflow/tools/pip_package:wheel",
-            "pip install --no-cache-dir bazel-bin/tensorflow/tools/pip_package/wheel_house/*.whl",
-        )),
-    }
+    SOURCES = {name: (build.repository, build.steps) for name, build in frameworks.source_builds().items()}
 
     def __init__(self, framework, version, cpu_flags, jobs=8):
         if framework not in self.SOURCES:
@@ -308,7 +295,8 @@ class FrameworkSource(Block):
         flags = " ".join(self.cpu_flags)
         src = "/opt/modak/src/%s" % self.framework
         cmds = ["export CFLAGS=%s CXXFLAGS=%s MODAK_JOBS=%d" % (shell.quote(flags), shell.quote(flags), self.jobs),
-                "git clone --depth 1 --recursive --branch v%s %s %s" % (self.version, url, src),
+                "git clone --depth 1 --recursive --branch %s %s %s"
+                % (frameworks.get(self.framework).source.tag.format(version=self.version), url, src),
                 "cd %s" % src]
         cmds.extend(steps)
         cmds.extend(["cd /", "rm -rf %s" % src])
@@ -352,8 +340,8 @@ class MathLibs(Block):
         env = []
         if "mkl" in self.libraries and self.instructions:
             env.append(("MKL_ENABLE_INSTRUCTIONS", self.instructions))
-        if "onednn" in self.libraries and self.framework in ("tensorflow", "keras"):
-            env.append(("TF_ENABLE_ONEDNN_OPTS", "1"))
+        if "onednn" in self.libraries:
+            env.extend(frameworks.env_for(self.framework, "onednn_math"))
         if env:
             out.append(Env(tuple(env)))
         return out
@@ -377,7 +365,7 @@ class GraphCompiler(Block):
     """
 
     title = "graph compilers"
-    ENV = {"xla": (("TF_XLA_FLAGS", "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit"),),
+    ENV = {"xla": (("TF_XLA_FLAGS", frameworks.XLA_FLAGS),),
            "inductor": (("TORCHINDUCTOR_FREEZING", "1"),)}
     PACKAGES = {"inductor": ("g++",), "xla": ()}
 
@@ -523,7 +511,7 @@ class Labels(Block):
     """
 
     title = "labels"
-    PREFIX = "modak."
+    PREFIX = labels.PREFIX
 
     def __init__(self, attributes):
         pairs = []

@@ -14,46 +14,23 @@ from __future__ import annotations
 import hashlib
 import json
 
-from ansible_collections.sodalite.modak.plugins.module_utils import cpu, versions
+from ansible_collections.sodalite.modak.plugins.module_utils import cpu, frameworks, labels, versions
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import blocks
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks import RecipeError
 
 # the version pinned when the DSL asks for "latest" (or gives no version)
-DEFAULT_VERSIONS = {"tensorflow": "2.15.1", "pytorch": "2.5.1", "keras": "3.3.3", "mxnet": "1.9.1",
-                    "jax": "0.4.30"}
-# The CUDA version a framework release was built and tested with, used when the DSL names none
-# (opt_build.cuda_version). TensorFlow: the "tested build configurations" table of tensorflow.org/install
-# (source#gpu); PyTorch: the CUDA of the default wheel on PyPI for that release.
-FRAMEWORK_CUDA = {
-    "tensorflow": {"1.13": "10.0", "1.14": "10.0", "1.15": "10.0", "2.0": "10.0", "2.1": "10.1", "2.2": "10.1",
-                   "2.3": "10.1", "2.4": "11.0", "2.5": "11.2", "2.6": "11.2", "2.7": "11.2", "2.8": "11.2",
-                   "2.9": "11.2", "2.10": "11.2", "2.11": "11.2", "2.12": "11.8", "2.13": "11.8", "2.14": "11.8",
-                   "2.15": "12.2", "2.16": "12.3", "2.17": "12.3", "2.18": "12.5", "2.19": "12.5"},
-    "pytorch": {"1.13": "11.7", "2.0": "11.7", "2.1": "12.1", "2.2": "12.1", "2.3": "12.1", "2.4": "12.1",
-                "2.5": "12.4", "2.6": "12.4", "2.7": "12.6"},
-}
-# archspec microarchitecture -> GCC flag
-MARCH = {"skylake_avx512": "skylake-avx512", "icelake": "icelake-server", "zen": "znver1", "zen2": "znver2",
-         "zen3": "znver3", "zen4": "znver4", "zen5": "znver5"}
-MCPU = {"neoverse_n1": "neoverse-n1", "neoverse_v1": "neoverse-v1", "neoverse_v2": "neoverse-v2", "a64fx": "a64fx",
-        "power9": "power9", "power10": "power10"}
-SOURCE_FRAMEWORKS = ("pytorch", "tensorflow")
+DEFAULT_VERSIONS = frameworks.default_versions()
+SOURCE_FRAMEWORKS = tuple(frameworks.source_builds())
+FRAMEWORK_CUDA = frameworks.cuda_releases()
 TORCH_INDEX = "https://download.pytorch.org/whl/"
-LABEL_HASH = "modak.recipe.sha256"
+LABEL_HASH = labels.RECIPE_HASH
 # what distribution wheels and packages need of the CPU
 PORTABLE_ISA = {"x86_64": "x86-64-v2", "aarch64": "armv8.0-a", "ppc64le": "power9"}
 
 
 def march_flags(opt, profile):
-    """Compiler flags for the target: ``-march``/``-mtune`` (x86) or ``-mcpu`` (Arm, POWER)."""
-    if opt.cpu_microarch in MCPU:
-        return ["-mcpu=%s" % MCPU[opt.cpu_microarch]]
-    if opt.cpu_microarch:
-        name = MARCH.get(opt.cpu_microarch, opt.cpu_microarch)
-        return ["-march=%s" % name, "-mtune=%s" % name]
-    if profile.arch == "ppc64le":
-        return ["-mcpu=%s" % profile.isa]
-    return ["-march=%s" % profile.isa]
+    """Compiler flags for the target from archspec: ``-march``/``-mtune`` (x86) or ``-mcpu`` (Arm, POWER)."""
+    return cpu.compiler_flags(microarch=opt.cpu_microarch, isa=profile.isa)
 
 
 class Recipe(object):
@@ -196,12 +173,11 @@ def from_request(request, base_image=None):
             version = _full_version(opt.framework, version)
             flags = march_flags(opt, profile)
             packages.extend(["build-essential", "cmake", "git", "ninja-build"])
-            if opt.framework == "tensorflow":
-                packages.append("bazel-bootstrap")
+            packages.extend(frameworks.get(opt.framework).source.packages)
             body.append(blocks.FrameworkSource(opt.framework, version, flags))
-            base_features = cpu.ISA_FEATURES.get(profile.isa, frozenset())
+            base_features = cpu.isa_features(profile.isa)
             attrs.update(build="optimised-source", isa=profile.isa,
-                         cpu_features=sorted(profile.features - base_features))
+                         cpu_features=sorted((profile.features - base_features) & cpu.NOTABLE_FEATURES))
         else:
             index = None
             if opt.framework == "pytorch":
@@ -224,16 +200,16 @@ def from_request(request, base_image=None):
             body.append(blocks.MathLibs([m for m in math if m in ("mkl", "onednn")], framework=opt.framework,
                                         instructions=instructions))
         compilers = [c for c in opt.compilers if c in ("xla", "inductor")]
-        if opt.framework in ("tensorflow", "jax") and "xla" not in compilers:
-            compilers.append("xla")  # XLA ships with them; the label says so
+        for bundled in frameworks.get(opt.framework).bundled:
+            if bundled not in compilers:
+                compilers.append(bundled)  # it ships with the framework; the label says so
         if compilers:
             gc = blocks.GraphCompiler(compilers)
             packages.extend(gc.packages)
             body.append(gc)
         attrs.update(kind="framework", framework=opt.framework, version=version,
                      compilers=sorted(compilers), math=sorted(math))
-        module = {"pytorch": "torch", "keras": "keras", "tensorflow": "tensorflow", "mxnet": "mxnet",
-                  "jax": "jax"}.get(opt.framework, opt.framework)
+        module = frameworks.get(opt.framework).module
         test = ["python3 -c 'import %s; print(%s.__version__)'" % (module, module)]
         runscript = ["python3"]
         arch_tag = ("cuda%s" % base.cuda if accelerator == "nvidia" else

@@ -32,14 +32,14 @@ LABEL modak.accelerator="none" \
       modak.arch="x86_64" \
       modak.build="optimised-source" \
       modak.compilers="inductor" \
-      modak.cpu_features="amx_bf16,amx_int8,amx_tile,avx512_bf16,avx512_fp16,avx512_vnni" \
+      modak.cpu_features="amx_bf16,amx_int8,amx_tile,avx512_bf16,avx512_vnni" \
       modak.framework="pytorch" \
       modak.isa="x86-64-v4" \
       modak.kind="framework" \
       modak.math="mkl,onednn" \
       modak.name="modak-pytorch-2.5.1-cpu-sapphirerapids" \
       modak.version="2.5.1" \
-      modak.recipe.sha256="db62abf85e5d74c92352207b97c81727ead7888fbf5bb765cc351719755cbd91"
+      modak.recipe.sha256="3328b89d6e4d74b29b685e30838fb458dd2fcb60b663b76ce397e1ae1c79edb0"
 
 # test
 RUN python3 -c 'import torch; print(torch.__version__)'
