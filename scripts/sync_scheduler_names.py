@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: modak developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Write the scheduler registry's names into the files that must list them (run after registering a scheduler).

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils import shell
+from ansible_collections.sodalite.modak.plugins.module_utils import launchers, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.model import JobScript
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtimes
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry as schedulers
@@ -45,16 +45,7 @@ def is_local_sif(uri):
 
 
 def launcher_words(settings):
-    if settings.launcher == "srun":
-        words = ["srun", "--ntasks=%d" % settings.ranks]
-        if settings.cpus_per_task > 1:
-            words.append("--cpus-per-task=%d" % settings.cpus_per_task)
-        return words
-    if settings.launcher == "mpirun":
-        return ["mpirun", "-np", str(settings.ranks)]
-    if settings.launcher == "mpiexec":
-        return ["mpiexec", "-n", str(settings.ranks)]
-    return []
+    return launchers.words(settings)
 
 
 def image_lines(req, uri, runtime):

@@ -10,7 +10,7 @@ script either match a strict pattern here or are shell-quoted by the renderer.
 
 from __future__ import annotations
 
-from ansible_collections.sodalite.modak.plugins.module_utils import frameworks
+from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, launchers
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtime_registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry as scheduler_registry
 
@@ -29,7 +29,7 @@ ISA_LEVELS = ("x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "armv8.0-a", "arm
 MICROARCHS = ("haswell", "broadwell", "skylake", "skylake_avx512", "cascadelake", "icelake",
               "sapphirerapids", "emeraldrapids", "graniterapids", "zen", "zen2", "zen3", "zen4",
               "zen5", "neoverse_n1", "neoverse_v1", "neoverse_v2", "a64fx", "power9", "power10")
-LAUNCHERS = ("auto", "srun", "mpirun", "mpiexec", "none")
+LAUNCHERS = launchers.NAMES                         # from the launcher registry
 ENGINES = tuple(runtime_registry.RUNTIMES)          # from the container runtime registry
 STORAGE_CLASSES = ("default-common", "default-high", "default-ssd", "default-ultra_high")
 

@@ -50,9 +50,9 @@ options:
     description:
       - The scheduler to use.
       - Default is read from the script's directives. C(#SBATCH) means V(slurm), C(#PBS) with C(select=) means
-        V(pbspro), any other C(#PBS) means V(torque), and no directives means V(local).
+        V(pbspro), any other C(#PBS) means V(torque), C(#$) means V(gridengine), and no directives means V(local).
     type: str
-    choices: [slurm, pbspro, torque, local]
+    choices: [slurm, pbspro, torque, local, gridengine]
   state:
     description:
       - V(submitted) submits the job (unless the same job is already queued or running).

@@ -16,7 +16,7 @@ if os.path.join(ROOT, "collections") not in sys.path:
 OUTPUT = os.path.join(ROOT, "tests", "output")
 COUNTERS = os.path.join(OUTPUT, "robustness-counters")
 SHELLCHECK = os.path.join(ROOT, ".venv", "bin", "shellcheck")
-SCHEDULERS = ("slurm", "pbspro", "torque", "local")
+SCHEDULERS = ("slurm", "pbspro", "torque", "local", "gridengine")
 
 
 def record(area, **counters):

@@ -26,7 +26,7 @@ SEEDS = [dsl.load_file(p) for p in SEED_FILES]
 RECIPE_SEEDS = tuple(d for d in SEEDS if isinstance(d["job"].get("optimisation"), dict))
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 HOSTILE = payloads("/nonexistent/modak-canary")
-PREFIX = {"slurm": "#SBATCH", "pbspro": "#PBS", "torque": "#PBS", "local": "# modak:"}
+PREFIX = {"slurm": "#SBATCH", "pbspro": "#PBS", "torque": "#PBS", "local": "# modak:", "gridengine": "#$"}
 
 # documents per strategy; the sum is the number of documents tried (>= 10,000)
 BUDGET = {"schema": 1000, "mutated": 2000, "random": 3500, "text": 3500, "recipe": 400, "directives": 1000}

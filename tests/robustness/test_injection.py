@@ -18,7 +18,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.catalog import Imag
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
 
 CATALOG = ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml"))
-PREFIXES = ("#SBATCH", "#PBS")
+PREFIXES = ("#SBATCH", "#PBS", "#$")
 EXTRA = ["x\n", "job\r", "a\u2028", "0\n#SBATCH --wrap=id"]   # trailing breaks: Python's '$' let 'x\n' through
 # user shell by design (run as given, documented): their own tests check that they cannot break the script
 SHELL_FIELDS = ("job.application.pre-execution", "job.application.post-execution", "job.target.setup")

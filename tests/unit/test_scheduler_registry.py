@@ -81,3 +81,10 @@ def test_an_unknown_name_says_which_are_known():
 def test_container_engines_come_from_the_runtime_registry():
     from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtimes
     assert schema.TARGET["properties"]["container_engine"]["enum"] == list(runtimes.RUNTIMES)
+
+
+def test_launchers_come_from_the_launcher_registry():
+    from ansible_collections.sodalite.modak.plugins.module_utils import launchers
+    assert schema.APPLICATION["properties"]["launcher"]["enum"] == list(launchers.NAMES)
+    assert set(launchers.LAUNCHERS) | {"auto", "none"} == set(launchers.NAMES)
+    assert all(registry.get(name).default_launcher in launchers.LAUNCHERS for name in registry.NAMES)

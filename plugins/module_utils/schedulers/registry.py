@@ -11,12 +11,13 @@ tests/unit/test_scheduler_registry.py fails when one of them is out of date).
 
 from __future__ import annotations
 
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import local, pbspro, slurm, torque
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import gridengine, local, pbspro, slurm, torque
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (
     Submitter, directive_words)
 
 # the registration, in the order scripts are recognised (a backend that claims every script would go last)
-BACKENDS = (slurm.SlurmSubmitter, pbspro.PbsProSubmitter, torque.TorqueSubmitter, local.LocalSubmitter)
+BACKENDS = (slurm.SlurmSubmitter, pbspro.PbsProSubmitter, torque.TorqueSubmitter, local.LocalSubmitter,
+            gridengine.GridEngineSubmitter)
 
 NAMES = tuple(backend.name for backend in BACKENDS)
 ALIASES = dict((alias, backend.name) for backend in BACKENDS for alias in backend.aliases)

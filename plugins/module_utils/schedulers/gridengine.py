@@ -1,0 +1,309 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Son of Grid Engine (and Sun/Univa Grid Engine): #$ directives; qsub -terse, qstat -j, qacct -j, qdel."""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
+    Scheduler, hms, opt, pbs_begin, pbs_events)
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (
+    JobStatus, Submitter, directive_words, elapsed_seconds, option_value)
+
+# parallel environments asked for by -pe: one host ($pe_slots) or spread over hosts; sites name theirs
+# differently, so a site overrides them with extra_directives (the last -pe wins)
+SMP_PE = "smp"
+MPI_PE = "mpi"
+# Slurm's file name patterns -> Grid Engine's pseudo environment variables in -o/-e paths
+_PATTERNS = (("%j", "$JOB_ID"), ("%A", "$JOB_ID"), ("%a", "$TASK_ID"), ("%x", "$JOB_NAME"), ("%u", "$USER"))
+_ARRAY = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?(?:%(\d+))?\Z")
+
+
+# -- directives (pure) ----------------------------------------------------------------------------------------------
+
+def job_name_word(name):
+    """Grid Engine takes no job name that starts with a digit."""
+    return name if not name[:1].isdigit() else "j" + name
+
+
+def path(name):
+    for slurm, ge in _PATTERNS:
+        name = name.replace(slurm, ge)
+    return name
+
+
+def slots(settings, tasks=None):
+    """Slots of the job: every task's CPUs; core_count (all tasks) when it asks for more than nodes x tasks."""
+    count = settings.nodes * (settings.tasks_per_node or 1) * settings.cpus_per_task
+    return max(count, tasks * settings.cpus_per_task) if tasks else count
+
+
+def parallel_environment(settings, tasks=None):
+    count = slots(settings, tasks)
+    if count <= 1:
+        return ""
+    return "-pe %s %d" % (SMP_PE if settings.nodes == 1 else MPI_PE, count)
+
+
+def memory(options, settings):
+    """h_vmem is per slot: memory per node divided among the node's slots, or the memory per CPU."""
+    if options.mem_per_cpu_mb:
+        return "-l h_vmem=%dM" % options.mem_per_cpu_mb
+    if options.mem_mb:
+        per_node = (settings.tasks_per_node or 1) * settings.cpus_per_task
+        return "-l h_vmem=%dM" % int(math.ceil(options.mem_mb / float(per_node)))
+    return ""
+
+
+def array(spec, warnings):
+    match = _ARRAY.match(spec)
+    if not match or int(match.group(1)) < 1:
+        warnings.append("Grid Engine arrays are one range 'start[-end[:step]][%%max]' of task ids from 1; "
+                        "job_array %s is not expressible and was left out" % spec)
+        return []
+    first, last, step, throttle = match.groups()
+    lines = ["-t %s%s%s" % (first, "-" + last if last else "", ":" + step if step else "")]
+    if throttle:
+        lines.append("-tc %s" % throttle)
+    return lines
+
+
+def hold(dependency, warnings):
+    """Slurm dependencies -> -hold_jid: Grid Engine waits for the jobs to end, whatever their exit status."""
+    ids = []
+    for dep in dependency:
+        if dep == "singleton":
+            warnings.append("Grid Engine has no singleton dependency; it was left out")
+            continue
+        kind = dep.split(":", 1)[0]
+        if kind not in ("after", "afterany"):
+            warnings.append("Grid Engine's -hold_jid waits for the jobs to end whatever their exit status; "
+                            "'%s' is kept as afterany" % dep)
+        ids.extend(part.split("+")[0].split("_")[0] for part in dep.split(":")[1:])
+    return "-hold_jid %s" % ",".join(ids) if ids else ""
+
+
+class GridEngine(Scheduler):
+    name = "gridengine"
+    prefix = "#$"
+    extension = ".sge"
+    submit_dir_var = "SGE_O_WORKDIR"
+    default_launcher = "mpirun"
+
+    def directives(self, options, settings):
+        warnings = []
+        lines = [
+            "-N %s" % job_name_word(options.job_name),
+            "-S /bin/bash",
+            "-cwd",
+            parallel_environment(settings, options.tasks),
+            opt("-l h_rt={0}", hms(options.walltime_s) if options.walltime_s else None),
+            memory(options, settings),
+            opt("-q {0}", options.queue),
+            opt("-A {0}", options.account),
+        ]
+        lines.extend(array(options.array, warnings) if options.array else [])
+        lines.extend([
+            hold(options.dependency, warnings),
+            opt("-a {0}", pbs_begin(options.begin) if options.begin else None),
+            opt("-m {0}", pbs_events(options.mail_events) if options.mail_events else None),
+            opt("-M {0}", options.mail_user if options.mail_events else None),
+            "-V" if options.export_all else "",
+            opt("-v {0}", options.export_vars),
+            opt("-o {0}", path(options.stdout) if options.stdout else None),  # none: <name>.o<id> in -cwd
+            "-e %s" % path(options.stderr) if options.stderr else "-j y",
+        ])
+        lines.extend(options.extra_directives)
+        for field, value in (("qos", options.qos), ("architecture_constraint", options.constraint),
+                             ("request_specific_nodes", options.nodelist),
+                             ("gpus", settings.gpus), ("exclusive", options.exclusive)):
+            if value:
+                warnings.append("Grid Engine has no portable directive for %s (sites define their own resources); "
+                                "'%s' was left out (use extra_directives, e.g. '-l gpu=1')" % (field, value))
+        return [line for line in lines if line], warnings
+
+
+# -- submission: qsub -terse, qstat -j, qacct -j, qdel --------------------------------------------------------------
+
+CONTEXT = "modak"                       # qsub -ac modak=<digest>: the job's content hash, read back by qstat -j
+ACTIVE = {"r": "RUNNING", "t": "TRANSIT", "R": "RUNNING", "s": "SUSPENDED", "S": "SUSPENDED", "T": "SUSPENDED",
+          "h": "HELD", "w": "PENDING", "q": "PENDING", "d": "EXITING", "E": "ERROR"}
+
+
+def submit_argv(script, extra_args=(), digest=None, verify=False):
+    if verify:
+        return ["qsub", "-terse", "-w", "v"] + list(extra_args) + [script]
+    context = ["-ac", "%s=%s" % (CONTEXT, digest)] if digest else []
+    return ["qsub", "-terse"] + context + list(extra_args) + [script]
+
+
+def show_argv(job_id):
+    return ["qstat", "-j", str(job_id)]
+
+
+def list_argv():
+    return ["qstat", "-u", "*"]
+
+
+def accounting_argv(job_id):
+    return ["qacct", "-j", str(job_id)]
+
+
+def cancel_argv(job_id):
+    return ["qdel", str(job_id)]
+
+
+def job_name(script_text, script_path, extra_args=()):
+    for words in (list(extra_args), directive_words(script_text, "#$")):
+        name = option_value(words, (), ("-N",))
+        if name:
+            return name
+    return script_path.rstrip("/").split("/")[-1]
+
+
+def parse_job_id(out):
+    """qsub -terse prints '42', or '42.1-10:1' for an array."""
+    first = (out or "").strip().split("\n")[0].strip()
+    job_id = first.split(".")[0]
+    if not job_id.isdigit():
+        raise SubmitError("qsub printed no job id: %r" % (out,))
+    return job_id
+
+
+_COLON_FIELD = re.compile(r"^(\S+(?: \S+)*?):\s+(.*)$")      # qstat -j: 'hard resource_list:   h_rt=60'
+_SPACED_FIELD = re.compile(r"^(\S+)\s+(.*)$")                # qacct -j: 'exit_status  3'
+
+
+def parse_fields(text):
+    """`qstat -j` and `qacct -j` answers -> list of dicts, one per job (blocks split by '====' lines)."""
+    blocks, fields = [], {}
+    for line in text.splitlines():
+        if line.startswith("=" * 10):
+            if fields:
+                blocks.append(fields)
+            fields = {}
+            continue
+        match = _COLON_FIELD.match(line.rstrip()) or _SPACED_FIELD.match(line.rstrip())
+        if match:
+            fields[match.group(1)] = match.group(2).strip()
+    if fields:
+        blocks.append(fields)
+    return blocks
+
+
+def list_states(text):
+    """`qstat -u '*'` -> {job id: state letters} ('qw', 'r', 'hqw', 'Eqw', 'dr'...)."""
+    states = {}
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) >= 5 and words[0].isdigit():
+            states.setdefault(words[0], words[4])
+    return states
+
+
+def _paths(value, job_id, name, folder=""):
+    """'NONE:host:/path' or 'path' in stdout_path_list -> the path (relative ones in folder), variables filled in."""
+    if not value:
+        return None
+    found = value.split(",")[0].split(":")[-1]
+    found = found.replace("$JOB_ID", str(job_id)).replace("$JOB_NAME", name or "")
+    return found if found.startswith("/") or not folder else folder.rstrip("/") + "/" + found
+
+
+def state_word(letters):
+    for letter in ("E", "d", "h", "s", "S", "T", "t", "r", "R", "w", "q"):
+        if letter in letters:
+            return ACTIVE[letter]
+    return "PENDING"
+
+
+def ended(fields):
+    """A qacct record -> (state, exit code)."""
+    failed = fields.get("failed", "0").split()[0]
+    code = fields.get("exit_status", "").split()[0] if fields.get("exit_status") else ""
+    code = int(code) if code.isdigit() else None
+    reason = fields.get("failed", "")
+    if "h_rt" in reason or "s_rt" in reason:
+        return "TIMEOUT", code
+    if failed != "0" and "after job" in reason:          # 100 : assumedly after job (qdel, a signal)
+        return ("CANCELLED" if fields.get("deleted_by") or code in (137, 143) else "FAILED"), code
+    if failed != "0":
+        return "FAILED", code
+    return ("COMPLETED" if code == 0 else "FAILED"), code
+
+
+class GridEngineSubmitter(Submitter):
+    name = "gridengine"
+    aliases = ("sge",)
+    writer = GridEngine
+    prefix = "#$"
+    accounting_tries = 10            # qmaster writes the accounting record just after the job leaves qstat
+    accounting_pause = 0.5
+
+    @classmethod
+    def name_of(cls, script_text, script_path, extra_args=()):
+        return job_name(script_text, script_path, extra_args)
+
+    def test_only(self, script, extra_args=()):
+        """qsub -w v checks the job against the cluster's configuration and submits nothing."""
+        argv = submit_argv(script, extra_args, verify=True)
+        rc, out, err = self.runner.run(argv, check=False)
+        words = " ".join((out + "\n" + err).split())
+        if rc != 0 and "verification: found" not in words:   # some versions exit 1 after a good verification
+            raise SubmitError("qsub -w v failed (rc %d): %s" % (rc, words or "no message"), cmd=argv, rc=rc,
+                              stdout=out, stderr=err)
+        return words
+
+    def submit(self, script, extra_args=(), digest=None):
+        _rc, out, _err = self.runner.run(submit_argv(script, extra_args, digest))
+        return parse_job_id(out)
+
+    def find_active(self, name, digest):
+        """qstat -j <name> shows every queued or running job of that name with its context."""
+        rc, out, _err = self.runner.run(show_argv(name), check=False)
+        if rc != 0:
+            return None
+        for fields in parse_fields(out):
+            if "%s=%s" % (CONTEXT, digest) in fields.get("context", "").split(","):
+                return fields.get("job_number")
+        return None
+
+    def status(self, job_id):
+        rc, out, err = self.runner.run(show_argv(job_id), check=False)
+        if rc == 0 and out.strip():
+            fields = (parse_fields(out) or [{}])[0]
+            _rc, listing, _err = self.runner.run(list_argv())
+            letters = list_states(listing).get(str(job_id), "qw")
+            name = fields.get("job_name")
+            folder = fields.get("cwd") or self.chdir or ""
+            stdout = _paths(fields.get("stdout_path_list"), job_id, name, folder)
+            stderr = stdout if fields.get("merge") == "y" else _paths(fields.get("stderr_path_list"), job_id, name,
+                                                                      folder)
+            return JobStatus(job_id=str(job_id), state=state_word(letters), active=True, name=name,
+                             stdout_path=stdout, stderr_path=stderr, comment=fields.get("context"), raw=fields)
+        if "do not exist" not in (err + out) and "not exist" not in (err + out):
+            raise SubmitError("qstat failed (rc %d): %s" % (rc, (err or out).strip()), cmd=show_argv(job_id),
+                              rc=rc, stdout=out, stderr=err)
+        return self._finished(job_id)
+
+    def _finished(self, job_id):
+        for attempt in range(self.accounting_tries):
+            rc, out, _err = self.runner.run(accounting_argv(job_id), check=False)
+            records = [f for f in parse_fields(out) if f.get("jobnumber") == str(job_id)] if rc == 0 else []
+            if records:
+                fields = records[-1]
+                state, code = ended(fields)
+                return JobStatus(job_id=str(job_id), state=state, active=False, exit_code=code,
+                                 elapsed=elapsed_seconds(fields.get("ru_wallclock", "").split(".")[0].rstrip("s")),
+                                 name=fields.get("jobname"), raw=fields)
+            if attempt + 1 < self.accounting_tries:
+                time.sleep(self.accounting_pause)
+        raise SubmitError("Grid Engine knows no job %s (not in qstat, nor in the accounting file)" % job_id)
+
+    def cancel(self, job_id):
+        self.runner.run(cancel_argv(job_id))
