@@ -96,6 +96,15 @@ def test_core_count_above_process_count_per_node_is_said(scheduler, catalog):
     assert any("core_count 100 does not fit" in w for w in result.warnings)
 
 
+@pytest.mark.parametrize("scheduler", ["slurm", "torque", "pbspro"])
+def test_more_ranks_than_core_count_is_said(scheduler, catalog):
+    """The original's mpi_test.json: core_count 40, 80 ranks."""
+    doc = doc_for(scheduler, core_count=40, node_count=2, process_count_per_node=40)
+    doc["job"]["application"].update({"mpi_ranks": 80, "app_type": "mpi"})
+    _lines, result = directives(doc, catalog)
+    assert any("starts 80 ranks but core_count asks for 40 tasks" in w for w in result.warnings)
+
+
 # ---------------------------------------------------------------- defect 7: GPUs with acc_type
 
 def gpu_doc(scheduler, request_gpus=None):

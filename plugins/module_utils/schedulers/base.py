@@ -100,7 +100,12 @@ class Scheduler(object):
     def preamble(self, options, settings):
         """Directive lines with the prefix, and warnings."""
         lines, warnings = self.directives(options, settings)
-        return ["%s %s" % (self.prefix, line) for line in lines if line], list(warnings)
+        warnings = list(warnings)
+        if options.tasks and settings.launcher != "none" and settings.ranks > options.tasks:
+            warnings.append("the launcher starts %d ranks but core_count asks for %d tasks: the scheduler may refuse "
+                            "or oversubscribe the step (make mpi_ranks and core_count agree)"
+                            % (settings.ranks, options.tasks))
+        return ["%s %s" % (self.prefix, line) for line in lines if line], warnings
 
     def workdir_lines(self):
         if self.submit_dir_var:
