@@ -1,6 +1,7 @@
 # Copyright: modak developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Run the robustness suite and regenerate docs/robustness.md from what it counted.
+"""Run the robustness suite and regenerate docs/robustness.md from what it counted (the tests write only
+tests/output/robustness.json; this script is the only writer of the page).
 
     .venv/bin/python scripts/robustness_report.py [extra pytest arguments]
 
@@ -26,6 +27,10 @@ def main(argv):
         return rc or 1
     with open(path, encoding="utf-8") as handle:
         report = json.load(handle)
+    if report["complete"]:
+        sys.path.insert(0, os.path.join(ROOT, "tests", "robustness"))
+        import figures  # pylint: disable=import-outside-toplevel
+        figures.write_doc(report["figures"])
     for area, tried, bad, count in report["rows"]:
         print("%-38s %-90s %s=%d" % (area, tried, bad, count))
     bad_total = sum(row[3] for row in report["rows"])

@@ -37,7 +37,8 @@ def pytest_sessionstart(session):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """Write tests/output/robustness.json, and docs/robustness.md when the whole robustness suite ran."""
+    """Write tests/output/robustness.json; docs/robustness.md is regenerated from it by scripts/robustness_report.py
+    (tests never rewrite tracked files)."""
     del exitstatus
     if not hasattr(session.config, "workerinput"):
         figures = _figures()

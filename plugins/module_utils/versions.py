@@ -16,6 +16,7 @@ import re
 _VERSION = re.compile(r"^v?(\d+(?:\.\d+){0,3})\Z")
 _CLAUSE = re.compile(r"^(==|>=|<=|>|<|~=|=)?\s*v?(\d+(?:\.\d+){0,3})\Z")
 _ANY = ("", "*", "latest", "any")
+MAX_REQUEST = 1024  # characters; checked before any pattern runs (a longer request is no version request)
 
 
 def parse(text):
@@ -44,6 +45,8 @@ class VersionRequest(object):
     def __init__(self, text):
         self.text = "" if text is None else str(text).strip()
         self.clauses = []  # list of (operator, tuple)
+        if len(self.text) > MAX_REQUEST:
+            raise ValueError("a version request is at most %d characters (got %d)" % (MAX_REQUEST, len(self.text)))
         if self.text.lower() in _ANY:
             return
         for part in self.text.split(","):

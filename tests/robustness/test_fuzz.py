@@ -1,5 +1,8 @@
 """Hypothesis fuzzing: generated DSL documents (from the schema, mutated examples, random data and text)
-through loading (JSON and YAML text), validation, matching and every scheduler backend; recipes too."""
+through loading (JSON and YAML text), validation, matching and every scheduler backend; recipes too.
+
+One test per property: a crash or a broken script fails that test and Hypothesis shrinks it to a small example;
+each test records its own figures (documents tried, scripts, rejections) for docs/robustness.md."""
 
 from __future__ import annotations
 
@@ -36,13 +39,14 @@ FUZZ = settings(derandomize=True, deadline=None, database=None, print_blob=True,
 
 
 class Tally(object):
-    """What the fuzzer saw; the figures of docs/robustness.md come from here."""
+    """What the running fuzz test saw; its figures go to docs/robustness.md (summed over the tests)."""
 
     def __init__(self):
         self.counts = {}
-        self.crashes = []
-        self.pathless = []
         self.scripts = {}
+
+    def reset(self):
+        self.__init__()
 
     def add(self, key, n=1):
         self.counts[key] = self.counts.get(key, 0) + n
@@ -168,17 +172,18 @@ def scheduled(draw, documents):
     return doc
 
 
-# ---------------------------------------------------------------- the property
+# ---------------------------------------------------------------- the properties
+
+class Crash(AssertionError):
+    """Anything but DslInvalid/ModakError out of the core: Hypothesis shrinks it and the test fails."""
+
 
 def _check_problems(exc, source):
     for problem in exc.problems:
-        if not problem.path and not str(problem).startswith("(document): "):
-            TALLY.pathless.append((source, str(problem)))
-        if source == "validate" and not problem.path and not problem.message.startswith(
-                ("the document", "PyYAML", "the jsonschema")):
-            TALLY.pathless.append((source, str(problem)))
-        if not problem.message:
-            TALLY.pathless.append((source, "empty message"))
+        assert problem.message, "a problem without a message: %r" % exc
+        if source == "validate":
+            assert problem.path or problem.message.startswith(("the document", "PyYAML", "the jsonschema")), \
+                "a validation problem without a path: %s" % problem
 
 
 def _texts(doc):
@@ -206,47 +211,56 @@ def _check_script(result):
     TALLY.scripts.setdefault(text, result.script.filename)
 
 
-def exercise(doc, label):
+REFUSED = object()
+
+
+def _load(text, fmt):
+    """The loaded data, or REFUSED when loading refused the text (with problems that carry paths)."""
+    try:
+        data = dsl.loads(text, fmt)
+    except DslInvalid as exc:
+        _check_problems(exc, "load")
+        TALLY.add("rejected_at_load")
+        return REFUSED
+    except Exception as exc:  # pylint: disable=broad-except
+        raise Crash("dsl.loads(%s) raised %r" % (fmt, exc)) from exc
+    TALLY.add("loaded_" + fmt)
+    return data
+
+
+def _optimise(data):
+    try:
+        result = pipeline.optimise(data, CATALOG)
+    except DslInvalid as exc:
+        _check_problems(exc, "validate")
+        TALLY.add("rejected_with_paths")
+        TALLY.add("problems", len(exc.problems))
+    except ModakError:
+        TALLY.add("refused_by_matcher_or_renderer")
+    except Exception as exc:  # pylint: disable=broad-except
+        raise Crash("optimise raised %r" % exc) from exc
+    else:
+        TALLY.add("scripts_" + result.script.scheduler)
+        _check_script(result)
+
+
+def exercise(doc):
     """Load (as JSON and YAML text), validate, match and render one document; count what happened."""
     TALLY.add("documents")
-    TALLY.add("documents_" + label)
-    loaded = []
-    for fmt, text in _texts(doc):
-        try:
-            loaded.append(dsl.loads(text, fmt))
-            TALLY.add("loaded_" + fmt)
-        except DslInvalid as exc:
-            _check_problems(exc, "load")
-            TALLY.add("rejected_at_load")
-        except Exception as exc:  # pylint: disable=broad-except
-            TALLY.crashes.append(("load", fmt, repr(exc), text[:300]))
-    for data in loaded[:1] or [doc]:
-        try:
-            result = pipeline.optimise(data, CATALOG)
-        except DslInvalid as exc:
-            _check_problems(exc, "validate")
-            TALLY.add("rejected_with_paths")
-            TALLY.add("problems", len(exc.problems))
-        except ModakError:
-            TALLY.add("refused_by_matcher_or_renderer")
-        except Exception as exc:  # pylint: disable=broad-except
-            TALLY.crashes.append(("optimise", label, repr(exc), json.dumps(doc, default=str)[:400]))
-        else:
-            TALLY.add("scripts_" + result.script.scheduler)
-            _check_script(result)
-    return loaded
+    loaded = [data for data in (_load(text, fmt) for fmt, text in _texts(doc)) if data is not REFUSED]
+    _optimise(loaded[0] if loaded else doc)
 
 
 @settings(FUZZ, max_examples=BUDGET["schema"])
 @given(scheduled(from_schema(schema.SCHEMA)))
 def fuzz_schema(doc):
-    exercise(doc, "schema")
+    exercise(doc)
 
 
 @settings(FUZZ, max_examples=BUDGET["mutated"])
 @given(scheduled(mutated()))
 def fuzz_mutated(doc):
-    exercise(doc, "mutated")
+    exercise(doc)
 
 
 @settings(FUZZ, max_examples=BUDGET["random"])
@@ -254,7 +268,7 @@ def fuzz_mutated(doc):
        st.fixed_dictionaries({"job": st.fixed_dictionaries({}, optional={
            "job_options": ANY_JSON, "application": ANY_JSON, "target": ANY_JSON, "optimisation": ANY_JSON})}))
 def fuzz_random(doc):
-    exercise(doc, "random")
+    exercise(doc)
 
 
 @settings(FUZZ, max_examples=BUDGET["text"])
@@ -262,30 +276,15 @@ def fuzz_random(doc):
                  st.sampled_from(HOSTILE),
                  st.lists(st.sampled_from(["{", "}", "[", "]", ":", "job", "&a", "*a", "!!python/object:os.system",
                                            "!!binary", "---", "\n", "  ", "- ", '"', "'", "%YAML 1.1", "<<: *a",
-                                           "\x00", "\ufeff", "\u2028", "1e999", "NaN", ",", "#"]),
+                                           "\x00", "\ufeff", "\u2028", "1e999", "NaN", ",", "#", "2026-02-30",
+                                           ".nan", "a: 1\na: 2", '{"a": 1, "a": 2}', "0: x"]),
                           max_size=40).map("".join)),
        st.sampled_from(["auto", "json", "yaml"]))
 def fuzz_text(text, fmt):
     TALLY.add("documents")
-    TALLY.add("documents_text")
-    try:
-        data = dsl.loads(text, fmt)
-    except DslInvalid as exc:
-        _check_problems(exc, "load")
-        TALLY.add("rejected_at_load")
-        return
-    except Exception as exc:  # pylint: disable=broad-except
-        TALLY.crashes.append(("load-text", fmt, repr(exc), text[:300]))
-        return
-    try:
-        pipeline.optimise(data, CATALOG)
-    except DslInvalid as exc:
-        _check_problems(exc, "validate")
-        TALLY.add("rejected_with_paths")
-    except ModakError:
-        TALLY.add("refused_by_matcher_or_renderer")
-    except Exception as exc:  # pylint: disable=broad-except
-        TALLY.crashes.append(("optimise-text", fmt, repr(exc), text[:300]))
+    data = _load(text, fmt)
+    if data is not REFUSED:
+        _optimise(data)
 
 
 @settings(FUZZ, max_examples=BUDGET["recipe"])
@@ -299,8 +298,7 @@ def fuzz_recipe(doc, base_image):
         TALLY.add("recipes_refused")
         return
     except Exception as exc:  # pylint: disable=broad-except
-        TALLY.crashes.append(("recipe", str(base_image), repr(exc), json.dumps(doc, default=str)[:400]))
-        return
+        raise Crash("generate.render raised %r" % exc) from exc
     TALLY.add("recipes_written")
     definition = texts["singularity"][1]
     dockerfile = texts["docker"][1]
@@ -322,41 +320,78 @@ def fuzz_directive_parser(lines):
             words = submission.directive_words(text, prefix)
             assert all(isinstance(w, str) and w and not any(c.isspace() for c in w) for w in words)
             submission.option_value(words, ("--job-name",), ("-J", "-N"))
-        assert registry.detect(text) in registry.NAMES
+        scheduler = registry.detect(text)
+    except AssertionError:
+        raise
     except Exception as exc:  # pylint: disable=broad-except
-        if isinstance(exc, AssertionError):
-            raise
-        TALLY.crashes.append(("directives", "", repr(exc), text[:300]))
+        raise Crash("the directive reader raised %r" % exc) from exc
+    assert scheduler in registry.NAMES
 
 
-def test_fuzz_documents_through_every_stage():
-    for fuzz in (fuzz_schema, fuzz_mutated, fuzz_random, fuzz_text, fuzz_recipe, fuzz_directive_parser):
-        fuzz()
+# ---------------------------------------------------------------- one test per property
 
-    # every distinct accepted script passes bash -n and shellcheck
+def run_property(name, prop):
+    """Run one property with a fresh tally; a failure (shrunk by Hypothesis) fails the test and is counted."""
+    TALLY.reset()
+    try:
+        prop()
+    except Exception:
+        record("fuzz", **{"crashes": 1, "documents_" + name: TALLY.counts.get("documents", 0)})
+        raise
+    counts = dict(TALLY.counts)
+    paths = _lint(TALLY.scripts)
+    valid = sum(counts.get("scripts_" + s, 0) for s in SCHEDULERS)
+    rejected = (counts.get("rejected_with_paths", 0) + counts.get("rejected_at_load", 0) +
+                counts.get("refused_by_matcher_or_renderer", 0))
+    record("fuzz", documents=counts.get("documents", 0), documents_valid=valid, documents_rejected=rejected,
+           recipes=counts.get("recipes", 0), directive_texts=counts.get("directive_texts", 0),
+           scripts_linted=len(paths[0]), lint_failures=len(paths[1]),
+           **{"documents_" + name: counts.get("documents", counts.get("recipes", counts.get("directive_texts", 0)))})
+    print(name, json.dumps(counts, sort_keys=True))
+    assert not paths[1], paths[1][:3]
+    return counts
+
+
+def _lint(scripts):
+    """Every distinct accepted script passes bash -n and shellcheck; returns (paths, failures)."""
     folder = tempfile.mkdtemp(prefix="modak-fuzz-")
     paths = []
-    for index, text in enumerate(sorted(TALLY.scripts)):
+    for index, text in enumerate(sorted(scripts)):
         path = os.path.join(folder, "s%05d.sh" % index)
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
         paths.append(path)
-    bad_syntax = [p for p in paths if not bash_n(p)[0]]
-    lint = shellcheck_many(paths)
-    counts = TALLY.counts
-    record("fuzz", documents=counts.get("documents", 0),
-           documents_valid=sum(counts.get("scripts_" + s, 0) for s in SCHEDULERS),
-           documents_rejected=counts.get("rejected_with_paths", 0) + counts.get("rejected_at_load", 0)
-           + counts.get("refused_by_matcher_or_renderer", 0),
-           recipes=counts.get("recipes", 0), directive_texts=counts.get("directive_texts", 0),
-           crashes=len(TALLY.crashes), pathless=len(TALLY.pathless),
-           scripts_linted=len(paths), lint_failures=len(bad_syntax) + len(lint),
-           **dict(("scripts_" + s, counts.get("scripts_" + s, 0)) for s in SCHEDULERS))
-    print(json.dumps(counts, indent=1, sort_keys=True))
-    assert not TALLY.crashes, TALLY.crashes[:5]
-    assert not TALLY.pathless, TALLY.pathless[:5]
-    assert counts["documents"] >= 10000
+    failures = [p for p in paths if not bash_n(p)[0]] + list(shellcheck_many(paths).values())
+    return paths, failures
+
+
+def test_fuzz_schema_documents():
+    counts = run_property("schema", fuzz_schema)
+    assert counts["documents"] >= BUDGET["schema"]
+
+
+def test_fuzz_mutated_examples():
+    counts = run_property("mutated", fuzz_mutated)
+    assert counts["documents"] >= BUDGET["mutated"]
     assert all(counts.get("scripts_" + s, 0) > 0 for s in SCHEDULERS), counts
-    assert counts.get("rejected_with_paths", 0) > 1000 and counts.get("recipes_written", 0) > 0
-    assert not bad_syntax, bad_syntax[:3]
-    assert not lint, list(lint.values())[:3]
+
+
+def test_fuzz_random_documents():
+    counts = run_property("random", fuzz_random)
+    assert counts["documents"] >= BUDGET["random"]
+    assert counts.get("rejected_with_paths", 0) > 1000
+
+
+def test_fuzz_random_text():
+    counts = run_property("text", fuzz_text)
+    assert counts["documents"] >= BUDGET["text"]
+
+
+def test_fuzz_recipes():
+    counts = run_property("recipe", fuzz_recipe)
+    assert counts["recipes"] >= BUDGET["recipe"] and counts.get("recipes_written", 0) > 0
+
+
+def test_fuzz_directive_reader():
+    counts = run_property("directives", fuzz_directive_parser)
+    assert counts["directive_texts"] >= BUDGET["directives"]
