@@ -103,7 +103,7 @@ def test_sixteen_concurrent_runs_into_one_directory(tmp_path):
 def _append(args):
     path, writer, count = args
     for i in range(count):
-        store.append(path, [{"workload": "w", "config": {"threads": writer, "batch_size": i + 1},
+        store.append(path, [{"workload": "w", "config": {"threads": writer + 1, "batch_size": i + 1},
                              "hardware": {"model": "m", "arch": "x86_64", "cores": 2},
                              "timing": {"per_sample_s": 0.001 * (i + 1)}, "writer": writer, "i": i}])
     return count

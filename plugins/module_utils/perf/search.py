@@ -264,11 +264,15 @@ def advise(request, image, records, host=None):
         features = set(features) | set(image.cpu_features)
     load = float((host or {}).get("foreign_load") or 0.0)
     hw_class = store.hardware_class(host) if host else None
+    application = store.application_key(request.app.argv)
+    # the model is kept per hardware class and per application: other programs' runs say nothing about this one
     own = [r for r in (records or []) if store.valid(r) and hw_class is not None
-           and store.hardware_class(r.get("hardware")) == hw_class]
+           and store.hardware_class(r.get("hardware")) == hw_class and store.record_application(r) == application]
+    skipped = sum(1 for r in (records or []) if not store.valid(r) and store.problems(r))
     n_configs = len(set(store.config_key(r["config"]) for r in own))
-    advice = {"hw_class": hw_class, "records": len(own), "configs_measured": n_configs, "load": load,
-              "default": base, "candidates": len(candidates), "knobs": sorted(tuning)}
+    advice = {"hw_class": hw_class, "application": application, "records": len(own), "configs_measured": n_configs,
+              "load": load, "default": base, "candidates": len(candidates), "knobs": sorted(tuning),
+              "skipped_records": skipped}
     if perf_model.HAS_SKLEARN and len(own) >= MIN_RECORDS and n_configs >= MIN_CONFIGS:
         fitted = perf_model.fit(own, "loglinear", hw_class)
         ranked = rank(fitted, candidates, load)
@@ -286,7 +290,7 @@ def advise(request, image, records, host=None):
                                              default_s / best["predicted_s"])]})
     else:
         config, notes = rules(candidates, base, host, features)
-        why = ("no benchmark records for this hardware class" if not own else
+        why = ("no benchmark records of %s for this hardware class" % (application or "this application") if not own else
                "too few benchmark records (%d runs, %d configurations)" % (len(own), n_configs))
         advice.update({"source": "rules", "config": config, "predicted_s_per_sample": None,
                        "interval_s_per_sample": None, "default_predicted_s_per_sample": None,
@@ -300,6 +304,11 @@ def advise(request, image, records, host=None):
                        hw_class or "unknown (no results_store given)", AUTOTUNE_HOWTO))
             advice["notes"].append(how)
             advice["warnings"] = [how]
+    if skipped:
+        said = ("skipped %d invalid record(s) of the results store (non-finite or out-of-range values, wrong types)"
+                % skipped)
+        advice["notes"].append(said)
+        advice.setdefault("warnings", []).append(said)
     config = advice["config"]
     if advice["predicted_s_per_sample"] is not None:
         advice["predicted_epoch_s"] = advice["predicted_s_per_sample"] * EPOCH_SAMPLES

@@ -11,7 +11,9 @@ that change which kernels run) because a performance model only transfers within
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import sqlite3
 import time
 from urllib.parse import quote
@@ -62,15 +64,84 @@ def config_key(config):
                                           c["compile"], c["onednn"])
 
 
+# bounds of what a real run can report; anything outside (inf, nan, 1e999, negative times) is refused
+LIMITS = {"threads": (1, 4096), "batch_size": (1, 1 << 20)}
+MAX_PER_SAMPLE_S = 1e6
+MAX_BUSY_CORES = 1e5
+_SCRIPT_SUFFIX = re.compile(r"\.(py|sh|bash|R|jl|pl|rb|js)\Z")
+_INTERPRETER = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|bash|sh|perl|Rscript|julia|ruby|node)\Z")
+
+
+def _number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def problems(record):
+    """What makes a record unfit for a model (empty when none): wrong types, non-finite or absurd numbers."""
+    if not isinstance(record, dict):
+        return ["the record is not a JSON object"]
+    found = []
+    config = record.get("config")
+    if not isinstance(config, dict):
+        found.append("config is not an object")
+    else:
+        for knob, (low, high) in LIMITS.items():
+            value = config.get(knob)
+            if value is not None and not (isinstance(value, int) and not isinstance(value, bool)
+                                          and low <= value <= high):
+                found.append("config.%s must be an integer from %d to %d, not %r" % (knob, low, high, value))
+    for section, key, low, high in (("timing", "per_sample_s", 0.0, MAX_PER_SAMPLE_S),
+                                    ("load", "other_busy_cores", 0.0, MAX_BUSY_CORES)):
+        part = record.get(section)
+        value = part.get(key) if isinstance(part, dict) else None
+        if part is not None and not isinstance(part, dict):
+            found.append("%s is not an object" % section)
+        elif value is not None and not (_number(value) and low <= value <= high
+                                        and (key != "per_sample_s" or value > 0)):
+            found.append("%s.%s must be a finite number in [%g, %g], not %r" % (section, key, low, high, value))
+    for key in ("workload", "application"):
+        if record.get(key) is not None and not (isinstance(record[key], str) and len(record[key]) <= 256):
+            found.append("%s must be a string of at most 256 characters" % key)
+    if record.get("hardware") is not None and not isinstance(record.get("hardware"), dict):
+        found.append("hardware is not an object")
+    return found
+
+
 def valid(record):
-    timing = (record or {}).get("timing") or {}
-    return bool(record.get("ok", True)) and isinstance(timing.get("per_sample_s"), (int, float)) \
-        and timing["per_sample_s"] > 0 and isinstance(record.get("config"), dict)
+    """Fit for a model: a good run with a time per sample and no problems (records stored before the checks
+    existed are screened here, on the way out)."""
+    timing = (record or {}).get("timing") if isinstance(record, dict) else None
+    return isinstance(timing, dict) and bool(record.get("ok", True)) and _number(timing.get("per_sample_s")) \
+        and not problems(record)
 
 
 def foreign_load(record):
     value = ((record or {}).get("load") or {}).get("other_busy_cores")
-    return float(value) if isinstance(value, (int, float)) else 0.0
+    return float(value) if _number(value) and value >= 0 else 0.0
+
+
+def workload_key(name):
+    """'benchmarks/workload/mnist_cnn.py' and 'mnist_cnn' -> 'mnist_cnn'."""
+    base = os.path.basename(str(name or "").strip())
+    return _SCRIPT_SUFFIX.sub("", base)
+
+
+def application_key(argv):
+    """The application a DSL runs, as records name it: the program, or the script an interpreter runs."""
+    words = [str(w) for w in argv or () if str(w)]
+    if not words:
+        return ""
+    if _INTERPRETER.match(os.path.basename(words[0])):
+        scripts = [w for w in words[1:] if not w.startswith("-")]
+        if scripts:
+            return workload_key(scripts[0])
+    return workload_key(words[0])
+
+
+def record_application(record):
+    """The application a record measured: the key modak stored with it, else its own workload name."""
+    named = record.get("application") if isinstance(record, dict) else None
+    return workload_key(named if isinstance(named, str) and named else (record or {}).get("workload"))
 
 
 def connect(path):
@@ -98,11 +169,17 @@ def connect(path):
 
 
 def append(path, records):
-    """Append records in one IMMEDIATE transaction; returns how many were stored."""
+    """Append records in one IMMEDIATE transaction; returns how many were stored.
+
+    A record with problems (``problems``: inf, nan, absurd or mistyped values) is refused with StoreError
+    before anything is written: one poisoned record must not break every later optimise."""
     rows = []
     for record in records:
         if not isinstance(record, dict) or not isinstance(record.get("config"), dict):
             continue
+        found = problems(record)
+        if found:
+            raise StoreError("refusing to store a benchmark record: %s" % "; ".join(found))
         rows.append((record.get("workload", "unknown"), hardware_class(record.get("hardware")),
                      config_key(record["config"]), (record.get("timing") or {}).get("per_sample_s"),
                      foreign_load(record), record.get("started_at"), time.time(),

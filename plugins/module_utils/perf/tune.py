@@ -100,14 +100,17 @@ def autotune_request(request, store_path, host, interpreter=None, cwd=None, extr
         raise TuneError("the DSL has no optimisation.tuning search space")
     candidates, base = candidates_for(request, host)
     hw_class = store.hardware_class(host)
+    application = store.application_key(request.app.argv)
     existing = []
     if os.path.exists(store_path):
         existing = [r for r in store.load(store_path) if store.valid(r)
-                    and store.hardware_class(r.get("hardware")) == hw_class]
+                    and store.hardware_class(r.get("hardware")) == hw_class
+                    and store.record_application(r) == application]
 
     def measure(config):
         argv = application_argv(request.app.argv, config, tuning, interpreter, extra_args)
         record = run_application(argv, config, cwd, timeout, hardware=host)
+        record["application"] = application
         if store.hardware_class(record.get("hardware")) != hw_class:
             raise TuneError("the run reported hardware class %s, this host is %s"
                             % (store.hardware_class(record.get("hardware")), hw_class))

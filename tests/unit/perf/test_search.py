@@ -11,6 +11,8 @@ from perf_records import hardware, records  # noqa: F401  pylint: disable=unused
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import model, search, store
 
+# the application the recorded runs measured (records are kept per application)
+MNIST = "python3 benchmarks/workload/mnist_cnn.py"
 SPACE = {"threads": [1, 2], "batch_size": [64, 128], "precision": ["fp32", "bf16"], "compile": [False, True]}
 
 
@@ -72,7 +74,7 @@ def test_autotune_stops_before_the_whole_space(records):
 
 def test_advise_uses_the_model_for_a_known_class(records, hardware):
     tuning = {"threads": [1, 2], "precision": ["fp32", "bf16"]}
-    doc = with_(ai_doc("pytorch"), "job.optimisation.tuning", tuning)
+    doc = with_(with_(ai_doc("pytorch"), "job.optimisation.tuning", tuning), "job.application.executable", MNIST)
     request = dsl.parse(doc)
     host = dict(hardware, foreign_load=0.0)
     advice = search.advise(request, None, records, host)
@@ -114,6 +116,7 @@ def test_tuning_values_are_validated():
 
 
 def test_epoch_time_follows_per_sample_time(records, hardware):
-    doc = with_(ai_doc("pytorch"), "job.optimisation.tuning", {"threads": [1, 2]})
+    doc = with_(with_(ai_doc("pytorch"), "job.optimisation.tuning", {"threads": [1, 2]}),
+                "job.application.executable", MNIST)
     advice = search.advise(dsl.parse(doc), None, records, dict(hardware, foreign_load=0.0))
     assert math.isclose(advice["predicted_epoch_s"], advice["predicted_s_per_sample"] * 60000)

@@ -83,7 +83,8 @@ def test_optimise_explains_how_to_produce_missing_records(catalog, hardware):
 
 
 def test_optimise_uses_records_when_present(catalog, records, hardware):
-    result = pipeline.optimise(autotuning_doc(), catalog, records, dict(hardware, foreign_load=0.0))
+    doc = with_(autotuning_doc(), "job.application.executable", "python3 benchmarks/workload/mnist_cnn.py")
+    result = pipeline.optimise(doc, catalog, records, dict(hardware, foreign_load=0.0))
     assert result.extra["prediction"]["source"] == "model"
     assert not [w for w in result.warnings if "autotune" in w]
 
