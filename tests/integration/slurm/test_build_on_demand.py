@@ -46,7 +46,8 @@ def setup(tmp_path, registry, busybox_base):  # noqa: F811
     extra = {"dsl_file": str(dsl_file), "optimised_job_output_dir": str(tmp_path / "out"),
              "optimised_job_catalog": str(catalog), "optimised_job_build_prefix": prefix,
              "optimised_job_build_base_image": busybox_base, "optimised_job_wait": False,
-             "optimised_job_fetch": False, "optimised_job_build_poll": 1, "optimised_job_poll_interval": 0.3}
+             "optimised_job_fetch": False, "optimised_job_build_poll": 1, "optimised_job_poll_interval": 0.3,
+             "optimised_job_build_job_cpus": 1, "optimised_job_build_job_walltime": "00:10:00"}
     image = ImageCatalog.from_file(str(catalog), build_prefix=prefix, base_image=busybox_base).images[0]
     choice = matcher.choose(dsl.parse(doc), ImageCatalog([image]))
     assert choice.uri == image.uri and image.uri.startswith(prefix + "/")
