@@ -109,10 +109,11 @@ def is_built(uri, timeout=5.0, session=None):
         return False, "%s is not a registry reference modak can look up" % uri
     if requests is None and session is None:
         return False, "the requests library is needed to look %s up" % uri
+    failures = (OSError, ValueError) + ((requests.exceptions.RequestException,) if requests is not None else ())
     try:
         resp = (session or requests).head(url, headers={"Accept": MANIFEST_TYPES}, timeout=(timeout, timeout),
                                           allow_redirects=False)
-    except Exception as exc:  # pylint: disable=broad-except - any transport failure means "not there"
+    except failures as exc:
         return False, "registry of %s not reachable (%s)" % (uri, exc.__class__.__name__)
     if resp.status_code == 200:
         return True, "%s is in its registry" % uri

@@ -274,7 +274,8 @@ import dataclasses
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline, recipe_images, registry_catalog
+from ansible_collections.sodalite.modak.plugins.module_utils import (dsl, files, pipeline, recipe_images,
+                                                                    registry_catalog)
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store

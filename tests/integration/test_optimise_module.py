@@ -40,6 +40,7 @@ def test_optimise_writes_the_script_and_returns_the_contract(tmp_path):
     assert image["uri"] == "docker://modakopt/modak:tensorflow-2.1-gpu-src"
     assert image["framework"] == "tensorflow" and image["version"] == "2.1.0" and image["accelerator"] == "nvidia"
     assert "xla" in image["features"]
+    assert data["availability"] == image["availability"] == "published" and data["build"] == {}
     assert data["scheduler"] == "torque"
     assert data["target"]["job_scheduler_type"] == "torque" and "login_host" in data["target"]
     assert data["job_script"] == str(out / "resnet.pbs")
@@ -129,3 +130,21 @@ def test_main_playbook_on_every_example(tmp_path, example):
                 *["-e", "dsl_file=%s" % os.path.join(ROOT, "examples", example), "-e", "output_dir=%s" % tmp_path])
     assert "job_script" in proc.stdout and "explanation" in proc.stdout
     assert len(os.listdir(str(tmp_path))) == 1
+
+
+def test_a_recipe_backed_image_reports_to_build_then_built(tmp_path):
+    """availability of a recipe-backed image follows its SIF in the image directory named by build_prefix."""
+    images = tmp_path / "images"
+    images.mkdir()
+    dsl = os.path.join(ROOT, "examples", "pytorch-cpu-slurm.yaml")
+    _proc, data, _out = run_module(tmp_path, "-e", "dsl_file=%s" % dsl, "-e", "build_prefix=%s" % images)
+    assert data["availability"] == data["image"]["availability"] == "to-build"
+    uri = data["image"]["uri"]
+    assert uri.startswith(str(images) + "/") and uri.endswith(".sif")
+    assert data["image"]["recipe"]["app_type"] == "ai_training"
+    assert data["build"]["image"] == uri and data["build"]["push_to"] == ""
+    assert data["build"]["dsl"]["job"]["optimisation"] == data["image"]["recipe"]
+    with open(uri, "w") as handle:
+        handle.write("a built image")
+    _proc, again, _out = run_module(tmp_path, "-e", "dsl_file=%s" % dsl, "-e", "build_prefix=%s" % images)
+    assert again["availability"] == "built"

@@ -53,7 +53,8 @@ MODAKOPT_PUBLISHED = {
     "tensorflow-2.4-cpu-src", "tensorflow-latest-cpu-pip", "tensorflow-latest-gpu-pip", "tensorflow-latest-gpu-src",
     "tensorflow-ngraph-1.14", "test-ubuntu", "ubuntu-18-04",
 }
-PUBLISHED.update(("docker://modakopt/modak:%s" % tag, ORIGINAL + " modak_prod.sql mapper") for tag in MODAKOPT_PUBLISHED)
+PUBLISHED.update(("docker://modakopt/modak:%s" % tag, ORIGINAL + " modak_prod.sql mapper")
+                 for tag in MODAKOPT_PUBLISHED)
 
 
 def _raw_entries():

@@ -155,8 +155,9 @@ def test_official_fallback_is_a_published_catalog_image_with_its_fields(catalog)
 def test_official_fallback_never_takes_a_recipe_backed_or_optimised_image():
     catalog = ImageCatalog.from_data([
         entry("opt", "2.1.0", build="optimised-pip"),
-        {"name": "built", "recipe": {"app_type": "ai_training", "opt_build": {"cpu_type": "x86"}, "app_type-ai_training": {
-            "config": {"ai_framework": "tensorflow"}, "ai_framework-tensorflow": {"version": "2.15.1"}}}}])
+        {"name": "built", "recipe": {"app_type": "ai_training", "opt_build": {"cpu_type": "x86"},
+                                     "app_type-ai_training": {"config": {"ai_framework": "tensorflow"},
+                                                              "ai_framework-tensorflow": {"version": "2.15.1"}}}}])
     doc = with_(ai_doc("tensorflow", "2"), "job.optimisation.enable_opt_build", False)
     assert choose(doc, catalog).source == "bare"
 
@@ -224,9 +225,11 @@ def test_embedded_catalog_is_large_and_varied(catalog):
 def test_oras_and_local_sif_references():
     catalog = ImageCatalog.from_data([
         {"name": "openmpi-sif", "kind": "mpi", "uri": "oras://ghcr.io/example/modak-sif:openmpi-4.1.6-x86-64-v4",
-         "framework": "openmpi", "version": "4.1.6", "isa": "x86-64-v4", "mpi": {"library": "openmpi", "version": "4.1.6"}},
+         "framework": "openmpi", "version": "4.1.6", "isa": "x86-64-v4",
+         "mpi": {"library": "openmpi", "version": "4.1.6"}},
         {"name": "lammps-site", "kind": "application", "app": "lammps", "uri": "/apps/containers/lammps_openmpi.sif",
-         "framework": "lammps", "version": "2023.8.2", "isa": "x86-64-v3", "mpi": {"library": "openmpi", "version": "4.1.6"}},
+         "framework": "lammps", "version": "2023.8.2", "isa": "x86-64-v3",
+         "mpi": {"library": "openmpi", "version": "4.1.6"}},
     ])
     doc = {"job": {"application": {"executable": "./m", "mpi_ranks": 4}, "target": {"job_scheduler_type": "slurm"},
                    "optimisation": {"app_type": "hpc", "opt_build": {"cpu_type": "x86", "cpu_isa": "x86-64-v4"},

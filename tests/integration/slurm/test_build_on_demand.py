@@ -46,7 +46,8 @@ def setup(tmp_path, registry, busybox_base):  # noqa: F811
     extra = {"dsl_file": str(dsl_file), "optimised_job_output_dir": str(tmp_path / "out"),
              "optimised_job_catalog": str(catalog), "optimised_job_build_prefix": prefix,
              "optimised_job_build_base_image": busybox_base, "optimised_job_wait": False,
-             "optimised_job_fetch": False, "optimised_job_build_poll": 1, "optimised_job_poll_interval": 0.3}
+             "optimised_job_fetch": False, "optimised_job_build_poll": 1, "optimised_job_poll_interval": 0.3,
+             "optimised_job_build_job_cpus": 1, "optimised_job_build_job_walltime": "00:10:00"}
     image = ImageCatalog.from_file(str(catalog), build_prefix=prefix, base_image=busybox_base).images[0]
     choice = matcher.choose(dsl.parse(doc), ImageCatalog([image]))
     assert choice.uri == image.uri and image.uri.startswith(prefix + "/")
@@ -67,6 +68,15 @@ def manifest_exists(uri):
             return resp.status == 200
     except OSError:
         return False
+
+
+def build_job_of(build_dir):
+    """The Slurm build job that runs in ``build_dir``."""
+    out = subprocess.run(["scontrol", "show", "job", "-o"], capture_output=True, text=True, check=True).stdout
+    jobs = [dict(re.findall(r"(\w+)=(\S*)", line)) for line in out.splitlines()]
+    found = [j for j in jobs if j.get("JobName") == "modak-build" and j.get("WorkDir") == str(build_dir)]
+    assert len(found) == 1, out
+    return found[0]["JobId"]
 
 
 def job_id_of(stdout):
@@ -96,16 +106,16 @@ def test_a_slurm_build_job_runs_before_the_job_that_depends_on_it(slurm, play, s
     proc, _ = play(None, extra_vars=extra, playbook=DEPLOY, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     train = job_id_of(proc.stdout)
-    build = re.search(r"--dependency=afterok:(\d+)", proc.stdout)
-    assert build, proc.stdout[-3000:]
+    build = build_job_of(setup["tmp"] / "work" / "modak-build")
+    first = scontrol(train)
     deadline = time.time() + 300
-    while time.time() < deadline and scontrol(build.group(1))["JobState"] in ("PENDING", "RUNNING", "COMPLETING"):
+    while time.time() < deadline and scontrol(build)["JobState"] in ("PENDING", "RUNNING", "COMPLETING"):
         time.sleep(1)
-    built, job = scontrol(build.group(1)), scontrol(train)
+    built, job = scontrol(build), scontrol(train)
     assert built["JobState"] == "COMPLETED", built
     assert manifest_exists(setup["uri"])
-    # the job waited for the build: still pending on it, or started after it ended
-    assert job["Dependency"].startswith("afterok:%s" % build.group(1)) or job["StartTime"] >= built["EndTime"], job
+    # the job waited for the build: pending on it at first, or started after it ended
+    assert first["Dependency"].startswith("afterok:%s" % build) or job["StartTime"] >= built["EndTime"], (first, job)
 
 
 @pytest.mark.parametrize("where", ["local", "slurm"])
@@ -117,7 +127,7 @@ def test_a_failed_build_stops_the_deploy_with_the_build_log(slurm, play, setup, 
     text = proc.stdout + proc.stderr
     assert "modak-test-missing-base" in text, text[-4000:]
     if where == "local":
-        assert "building localhost" in text and "failed" in text
+        assert "building %s/" % setup["uri"].split("/")[2] in text and "image not known" in text
         assert "Submit the job" not in text
     else:
         assert "did not build the image, its log ends" in text and "CANCELLED" in text

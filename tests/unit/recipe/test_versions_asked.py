@@ -17,7 +17,8 @@ def _hpc(library, version=None):
         mpi["version"] = version
     return {"job": {"application": {"executable": "./solver"},
                     "optimisation": {"app_type": "hpc", "opt_build": {"cpu_type": "x86"},
-                                     "app_type-hpc": {"config": {"parallelisation": "mpi"}, "parallelisation-mpi": mpi}}}}
+                                     "app_type-hpc": {"config": {"parallelisation": "mpi"},
+                                                      "parallelisation-mpi": mpi}}}}
 
 
 def recipe(doc):
