@@ -104,6 +104,8 @@ notes:
 requirements:
   - PyYAML
   - jsonschema >= 4
+  - requests (for O(registries))
+  - numpy and scikit-learn (for O(results_store), the performance model)
 author:
   - modak developers (@sodalite-modak)
 """
@@ -225,6 +227,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline, registry_catalog
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import model as perf_model
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
 
 
@@ -318,6 +321,10 @@ def main():
         supports_check_mode=True,
     )
     require(module, *dsl_libraries())
+    if module.params["registries"]:
+        require(module, ("requests", registry_catalog.requests is None, None))
+    if module.params["results_store"]:
+        require(module, ("scikit-learn", not perf_model.HAS_SKLEARN, perf_model.IMPORT_ERROR))
     run_and_exit(module, run)
 
 
