@@ -179,7 +179,7 @@ def test_check_mode_on_a_first_deploy_writes_nothing(installed, project):
     dsl_file.write_text(yaml.safe_dump(HELLO))
     done = playbook(installed, project, "sodalite.modak.deploy",
                     {"dsl_file": str(dsl_file), "optimised_job_work_dir": str(project / "work")}, check=True)
-    assert "check mode: would submit" in done.stdout
+    assert "Say what check mode would submit" in done.stdout and "failed=0" in done.stdout
     assert _files(project) == ["hello.yaml"]
 
 
