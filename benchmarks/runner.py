@@ -27,7 +27,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 WORKLOAD = os.path.join(HERE, "workload", "mnist_cnn.py")
 TORCH_PIN = "torch==2.13.0"
-sys.path.insert(0, os.path.join(ROOT, "collections"))
+# a checkout: collections/ansible_collections/sodalite/modak links back to ROOT; an installed collection:
+# ROOT is <path>/ansible_collections/sodalite/modak
+sys.path.insert(0, os.path.join(ROOT, "collections") if os.path.isdir(os.path.join(ROOT, "collections"))
+                else os.path.dirname(os.path.dirname(os.path.dirname(ROOT))))
 
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store  # noqa: E402
 

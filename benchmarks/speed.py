@@ -104,7 +104,7 @@ def tasks(collections, count, reps, work):
     playbook(ping, count, "ping")
     playbook(optimise, count, "optimise")
     seconds = {"ping": [], "optimise": []}
-    for _ in range(reps):
+    for _rep in range(reps):
         seconds["ping"].append(ansible_run(collections, ping, work))
         seconds["optimise"].append(ansible_run(collections, optimise, work))
     ping_s, opt_s = statistics.median(seconds["ping"]), statistics.median(seconds["optimise"])
@@ -124,7 +124,7 @@ def machine():
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--baseline", help="a directory holding ansible_collections/sodalite/modak to compare with")
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--reps", type=int, default=3)

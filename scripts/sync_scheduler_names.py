@@ -9,7 +9,7 @@ by scripts/export_schema.py; this script rewrites the static lists that document
 - a list that holds the fallback (local) is every name;
 - any other scheduler list (a batch-only target) is every name but the fallback.
 
-A list is a scheduler list when it holds 'slurm'. ``--check`` prints the files that are out of date and exits 1.
+A list is a scheduler list when it holds 'slurm' and at least two other scheduler names. ``--check`` prints the files that are out of date and exits 1.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ LIST = re.compile(r"(?P<head>(?:choices|valid_values): \[|scheduler in \[)(?P<it
 def words_for(items):
     quoted = "'" in items
     words = [w.strip().strip("'\"") for w in items.split(",") if w.strip()]
-    if "slurm" not in words:
-        return None
+    if "slurm" not in words or len(set(words) & set(registry.ALL_NAMES)) < 3:
+        return None  # not a list of schedulers (e.g. where an image is built: local or slurm)
     if any(w in registry.ALIASES for w in words):
         names = registry.ALL_NAMES
     elif registry.FALLBACK in words:

@@ -180,9 +180,9 @@ def cmd_optimise(args):
                        "scheduler": result.script.scheduler, "image": image,
                        "settings": result.settings.as_dict(), "explanation": list(result.explanation),
                        "warnings": list(result.warnings), "prediction": result.extra.get("prediction") or {}})
-        lines.append("%s: %s %s (%s, image %s)" % (
-            path, "would write" if args.check and changed else ("wrote" if changed else "unchanged"), target,
-            result.script.scheduler, result.choice.uri or "none: bare run"))
+        verb = ("would write" if args.check else "wrote") if changed else "unchanged"
+        lines.append("%s: %s %s (%s, image %s)" % (path, verb, target, result.script.scheduler,
+                                                   result.choice.uri or "none: bare run"))
         lines.extend("  warning: %s" % w for w in result.warnings)
     return OK, {"command": "optimise", "valid": True, "files": report}, lines
 
@@ -203,9 +203,8 @@ def cmd_recipe(args):
         raise UsageError("cannot write the recipes into %s: %s" % (args.output_dir, exc))
     out.pop("diff", None)
     report = dict(out, file=args.file, valid=True)
-    lines = ["%s: %s %s" % (args.file, "would write" if args.check and out["changed"] else
-                             ("wrote" if out["changed"] else "unchanged"),
-                             " ".join(out["recipes"][f] for f in formats))]
+    verb = ("would write" if args.check else "wrote") if out["changed"] else "unchanged"
+    lines = ["%s: %s %s" % (args.file, verb, " ".join(out["recipes"][f] for f in formats))]
     return OK, {"command": "recipe", "valid": True, "files": [report]}, lines
 
 

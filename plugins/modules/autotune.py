@@ -72,6 +72,11 @@ options:
       - Tune even when the DSL does not set C(optimisation.enable_autotuning).
     type: bool
     default: false
+requirements:
+  - PyYAML
+  - jsonschema >= 4
+  - numpy
+  - scikit-learn
 author:
   - modak developers (@sodalite-modak)
 """

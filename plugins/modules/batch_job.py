@@ -25,6 +25,9 @@ description:
     C(<chdir>/.modak/jobs.json).
   - Every scheduler command runs as an argument list, never through a shell, with a timeout
     (O(command_timeout)), so a scheduler that does not answer gives an error instead of a hang.
+requirements:
+  - The scheduler's command line tools on the host that runs the module (C(sbatch), C(squeue), C(scontrol), C(sacct),
+    C(scancel) for Slurm; C(qsub), C(qstat), C(qdel) for PBS Pro and Torque); none for O(scheduler=local).
 author:
   - modak developers (@sodalite-modak)
 attributes:

@@ -71,6 +71,9 @@ attributes:
   diff_mode:
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
+requirements:
+  - None on the host that runs the module; the build runs the engine it names (apptainer, singularity, podman,
+    buildah or Charliecloud's ch-image) where the commands it returns are run.
 author:
   - modak developers (@sodalite-modak)
 """

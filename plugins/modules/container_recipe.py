@@ -60,6 +60,9 @@ notes:
     (never templated) for documents you did not write. The module itself never evaluates a template.
 seealso:
   - module: sodalite.modak.container_build_plan
+requirements:
+  - PyYAML
+  - jsonschema >= 4
 author:
   - modak developers (@sodalite-modak)
 """
@@ -67,7 +70,7 @@ author:
 EXAMPLES = r"""
 - name: Write the recipes for a PyTorch training job
   sodalite.modak.container_recipe:
-    dsl_file: examples/pytorch-cpu.yml
+    dsl_file: examples/pytorch-cpu-slurm.yaml
     output_dir: /tmp/modak/recipes
 
 - name: Only a Dockerfile, on a local base image

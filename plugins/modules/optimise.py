@@ -124,6 +124,8 @@ requirements:
   - PyYAML
   - jsonschema >= 4
   - archspec >= 0.2.5 (CPU microarchitectures, ISA levels and compiler flags)
+  - requests (for O(registries))
+  - numpy and scikit-learn (for O(results_store), the performance model)
 author:
   - modak developers (@sodalite-modak)
 """
@@ -278,6 +280,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils import (dsl, files,
                                                                     registry_catalog)
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import model as perf_model
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
 
 
@@ -392,6 +395,10 @@ def main():
         supports_check_mode=True,
     )
     require(module, *dsl_libraries())
+    if module.params["registries"]:
+        require(module, ("requests", registry_catalog.requests is None, None))
+    if module.params["results_store"]:
+        require(module, ("scikit-learn", not perf_model.HAS_SKLEARN, perf_model.IMPORT_ERROR))
     run_and_exit(module, run)
 
 

@@ -288,6 +288,7 @@ def _busy_cores(sample_s):
         first = busy()
         time.sleep(sample_s)
         hz = os.sysconf("SC_CLK_TCK")
-        return max(0.0, (busy() - first) / float(hz) / sample_s)
+        # jiffies tick at 1/hz: over a short sample the count can overshoot; no machine is busier than its cores
+        return min(float(os.cpu_count() or 1), max(0.0, (busy() - first) / float(hz) / sample_s))
     except (OSError, ValueError, IndexError, AttributeError):
         return 0.0

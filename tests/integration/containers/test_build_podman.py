@@ -74,6 +74,9 @@ def built(root, registry, busybox_base, tmp_path_factory):
 def test_role_builds_the_image_with_its_labels(built):
     recipes = built["work"] / "recipes"
     assert (recipes / "Dockerfile").exists()
+    logs = list(recipes.glob("*.build.log"))                 # kept after a successful build, and shown
+    assert len(logs) == 1 and "COMMIT" in logs[0].read_text()
+    assert "Show the last lines of the build log" in built["first"].stdout
     images = subprocess.run(["podman", "images", "--format", "{{.Repository}}:{{.Tag}}"], capture_output=True,
                             text=True, check=True).stdout.split()
     ours = [i for i in images if i.startswith("localhost/modak/modak-pytorch-2.6-cpu")]

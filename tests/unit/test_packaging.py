@@ -1,0 +1,71 @@
+"""Packaging metadata the ecosystem reads: changelog fragments (antsibull-changelog), galaxy.yml, dependencies."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+from helpers import ROOT
+
+BIN = os.path.dirname(sys.executable)
+
+
+def _run(*argv):
+    return subprocess.run([os.path.join(BIN, argv[0])] + list(argv[1:]), cwd=ROOT, capture_output=True, text=True,
+                          check=False, timeout=300)
+
+
+def test_changelog_and_fragments_pass_antsibull_changelog_lint():
+    done = _run("antsibull-changelog", "lint")
+    assert done.returncode == 0 and not done.stdout.strip(), done.stdout + done.stderr
+    done = _run("antsibull-changelog", "lint-changelog-yaml", "changelogs/changelog.yaml")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_fragment_with_an_unknown_section_fails_the_lint(tmp_path):
+    bad = tmp_path / "bad.yml"
+    bad.write_text("---\nnew_stuff:\n  - something\n")
+    done = _run("antsibull-changelog", "lint", str(bad))
+    assert done.returncode != 0 and "invalid section" in done.stdout
+
+
+def test_galaxy_metadata_is_real():
+    with open(os.path.join(ROOT, "galaxy.yml"), encoding="utf-8") as handle:
+        galaxy = yaml.safe_load(handle)
+    for key in ("repository", "documentation", "issues", "homepage"):
+        assert re.match(r"^https://github\.com/", galaxy[key]), key
+        assert "example" not in galaxy[key]
+    assert "hpc" in galaxy["tags"] and len(galaxy["tags"]) <= 20
+    for leftover in (".hypothesis", "tosca/.opera", "*.sqlite", "out", "tests/output"):
+        assert leftover in galaxy["build_ignore"]
+
+
+def test_requirements_list_what_modules_need_and_the_lock_lives_apart():
+    with open(os.path.join(ROOT, "requirements.txt"), encoding="utf-8") as handle:
+        names = [re.split(r"[<>=!~ ]", line.strip())[0].lower() for line in handle
+                 if line.strip() and not line.startswith("#")]
+    assert {"pyyaml", "jsonschema", "requests"} <= set(names)
+    assert not {"pytest", "ansible-lint", "ansible-core", "hypothesis"} & set(names)
+    with open(os.path.join(ROOT, "requirements-dev.lock"), encoding="utf-8") as handle:
+        lock = handle.read()
+    assert "ansible-core==" in lock and "antsibull-changelog==" in lock and "pytest==" in lock
+    with open(os.path.join(ROOT, "scripts", "bootstrap"), encoding="utf-8") as handle:
+        assert "requirements-dev.lock" in handle.read()
+
+
+def test_ansible_builder_reads_the_collections_dependencies(tmp_path):
+    """ansible-builder introspect on the collection: the Python and system requirements it would install."""
+    tree = tmp_path / "ansible_collections" / "sodalite"
+    tree.mkdir(parents=True)
+    os.symlink(ROOT, tree / "modak")
+    done = subprocess.run([os.path.join(BIN, "ansible-builder"), "introspect", str(tmp_path)], capture_output=True,
+                          text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stderr
+    found = yaml.safe_load(done.stdout)
+    python = [line for line in found["python"] if line.endswith("from collection sodalite.modak")]
+    system = [line for line in found["system"] if line.endswith("from collection sodalite.modak")]
+    assert [name for name in ("jsonschema", "requests", "scikit-learn") if not any(name in p for p in python)] == []
+    assert any(line.startswith("openssh-client ") for line in system)
