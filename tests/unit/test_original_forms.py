@@ -122,6 +122,13 @@ def test_only_plain_variable_references_expand(tmp_path):
     assert not canary.exists()
 
 
+def test_autotuning_runs_expand_the_same_variables(monkeypatch):
+    from ansible_collections.sodalite.modak.plugins.module_utils.perf import tune
+    monkeypatch.setenv("ASTER_ROOT", "/opt/aster")
+    argv = tune.application_argv(shell.split_command("${ASTER_ROOT}/bin/aster '$X' $(id)"), {}, {})
+    assert argv == ["/opt/aster/bin/aster", "$X", "$(id)"]
+
+
 def test_list_arguments_are_exact_words(catalog):
     result = pipeline.optimise(app_doc(arguments=["$HOME", "${X}"]), catalog)
     assert printed_words(run_line(result.script.text), {"HOME": "/h", "X": "x"}) == ["./app", "$HOME", "${X}"]
