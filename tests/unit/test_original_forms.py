@@ -111,6 +111,12 @@ def test_code_aster_variables_expand_at_run_time(catalog, tmp_path):
     assert "--rep_outils=/opt/aster/outils" in words and "--memjeveux=8192.0" in words
 
 
+@pytest.mark.parametrize("executable", ["${APP_HOME}/bin/run x", "./a]", "${D}/", "run{"])
+def test_run_lines_with_variables_or_odd_names_pass_shellcheck(executable, catalog, tmp_path):
+    from test_render import lint
+    lint(pipeline.optimise(app_doc(executable=executable), catalog).script.text, tmp_path)
+
+
 def test_only_plain_variable_references_expand(tmp_path):
     canary = tmp_path / "canary"
     text = ("$HOME ${HOME}/x '$HOME' \\$HOME \"$HOME\" $(touch %s) `touch %s` $1 $$ ${HOME:-x} $ ~ * a$HOME"
