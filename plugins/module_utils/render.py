@@ -157,13 +157,14 @@ def render(req, choice, settings):
     if app.build:
         body.extend(build_lines(app.build, wrap))
     run = backend.run_prefix(options) + launcher_words(settings) + wrap(list(app.argv) + list(settings.extra_args))
-    body.extend(run_notes(run))
     if app.post_execution:
         body.append("MODAK_RC=0")
+        body.extend(run_notes(run))
         body.append("%s || MODAK_RC=$?" % shell.command(run))
         body.extend(shell_lines("application.post-execution", app.post_execution))
         body.append('exit "$MODAK_RC"')
     else:
+        body.extend(run_notes(run))
         body.append(shell.command(run))
     script = JobScript(scheduler=backend.name, filename=options.job_name + backend.extension,
                        directives=tuple(directives), body=tuple(annotate(body)))

@@ -115,6 +115,8 @@ def test_code_aster_variables_expand_at_run_time(catalog, tmp_path):
 def test_run_lines_with_variables_or_odd_names_pass_shellcheck(executable, catalog, tmp_path):
     from test_render import lint
     lint(pipeline.optimise(app_doc(executable=executable), catalog).script.text, tmp_path)
+    lint(pipeline.optimise(app_doc(executable=executable, **{"post-execution": "true"}), catalog).script.text,
+         tmp_path)
 
 
 def test_only_plain_variable_references_expand(tmp_path):
