@@ -33,6 +33,17 @@ def annotate(lines):
     return out
 
 
+def run_notes(argv):
+    """A shellcheck note for the run line: $NAME from the DSL is set outside the script (SC2154), and a program
+    name ending in punctuation is what the user named (SC2287/SC2288)."""
+    codes = []
+    if any(isinstance(word, shell.Expanding) for word in argv):
+        codes.append("SC2154")
+    if argv and re.search(r"[^A-Za-z0-9_]\Z", shell.expanded(argv[0], {})):
+        codes.extend(["SC2287", "SC2288"])
+    return ["# shellcheck disable=%s  # the program and its words are the DSL's" % ",".join(codes)] if codes else []
+
+
 def sif_name(uri):
     """docker://ethcscs/openmpi:3.1.3 -> openmpi_3.1.3.sif (the original's naming, made safe)."""
     last = uri.split("://", 1)[-1].rstrip("/").split("/")[-1]
@@ -139,10 +150,12 @@ def render(req, choice, settings):
     run = backend.run_prefix(options) + launcher_words(settings) + wrap(list(app.argv) + list(settings.extra_args))
     if app.post_execution:
         body.append("MODAK_RC=0")
+        body.extend(run_notes(run))
         body.append("%s || MODAK_RC=$?" % shell.program_command(run))
         body.extend(shell_lines("application.post-execution", app.post_execution))
         body.append('exit "$MODAK_RC"')
     else:
+        body.extend(run_notes(run))
         body.append(shell.program_command(run))
     script = JobScript(scheduler=backend.name, filename=options.job_name + backend.extension,
                        directives=tuple(directives), body=tuple(annotate(body)))

@@ -77,8 +77,17 @@ def split_command(text):
                 out.append('"${%s}"' % var)
             elif part:
                 out.append(quote(part))
-        words.append(Raw("".join(out)))
+        word_ = Expanding("".join(out))
+        word_.segments = tuple((None, var) if var else (part, None) for part, var in segments)
+        words.append(word_)
     return words
+
+
+def expanded(word_, env):
+    """The text a word stands for when run without a shell (``env`` gives the variables; unset is '')."""
+    if isinstance(word_, Expanding):
+        return "".join(text if var is None else env.get(var, "") for text, var in word_.segments)
+    return word_
 
 
 _VAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -170,6 +179,12 @@ def _tokens(text):
 
 class Raw(str):
     """A word that is already shell syntax (a quoted variable reference); never re-quoted."""
+
+
+class Expanding(Raw):
+    """A DSL word with $NAME/${NAME} references, as shell syntax; ``segments`` keeps (literal, variable) parts."""
+
+    segments = ()
 
 
 def word(value):

@@ -111,6 +111,14 @@ def test_code_aster_variables_expand_at_run_time(catalog, tmp_path):
     assert "--rep_outils=/opt/aster/outils" in words and "--memjeveux=8192.0" in words
 
 
+@pytest.mark.parametrize("executable", ["${APP_HOME}/bin/run x", "./a]", "${D}/", "run{"])
+def test_run_lines_with_variables_or_odd_names_pass_shellcheck(executable, catalog, tmp_path):
+    from test_render import lint
+    lint(pipeline.optimise(app_doc(executable=executable), catalog).script.text, tmp_path)
+    lint(pipeline.optimise(app_doc(executable=executable, **{"post-execution": "true"}), catalog).script.text,
+         tmp_path)
+
+
 def test_only_plain_variable_references_expand(tmp_path):
     canary = tmp_path / "canary"
     text = ("$HOME ${HOME}/x '$HOME' \\$HOME \"$HOME\" $(touch %s) `touch %s` $1 $$ ${HOME:-x} $ ~ * a$HOME"
@@ -120,6 +128,13 @@ def test_only_plain_variable_references_expand(tmp_path):
     assert words == ["/home/u", "/home/u/x", "$HOME", "$HOME", "/home/u", "$(touch", "%s)" % canary,
                      "`touch", "%s`" % canary, "$1", "$$", "${HOME:-x}", "$", "~", "*", "a/home/u"]
     assert not canary.exists()
+
+
+def test_autotuning_runs_expand_the_same_variables(monkeypatch):
+    from ansible_collections.sodalite.modak.plugins.module_utils.perf import tune
+    monkeypatch.setenv("ASTER_ROOT", "/opt/aster")
+    argv = tune.application_argv(shell.split_command("${ASTER_ROOT}/bin/aster '$X' $(id)"), {}, {})
+    assert argv == ["/opt/aster/bin/aster", "$X", "$(id)"]
 
 
 def test_list_arguments_are_exact_words(catalog):

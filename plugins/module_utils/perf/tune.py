@@ -17,6 +17,7 @@ import math
 import os
 import subprocess
 
+from ansible_collections.sodalite.modak.plugins.module_utils import shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import PerfError
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import search, store
 
@@ -29,7 +30,7 @@ class TuneError(PerfError):
 
 def application_argv(app_argv, config, knobs, interpreter=None, extra_args=()):
     """The command line of one run: the DSL's program and arguments, extra arguments, then the knobs."""
-    argv = list(app_argv)
+    argv = [shell.expanded(word, os.environ) for word in app_argv]   # $NAME expands as in the job script
     if not argv:
         raise TuneError("the DSL names no executable to benchmark (job.application.executable)")
     if interpreter and os.path.basename(argv[0]) in PYTHON_NAMES:

@@ -63,7 +63,7 @@ def task_chunks(options, settings, warnings):
     """The tasks each node gets, as [(node count, tasks per node)], for schedulers that count per node.
 
     core_count (``options.tasks``) is the total number of tasks, like Slurm's --ntasks: it is spread over
-    the nodes as evenly as possible (21 + 19 for 40 on 2 nodes), with process_count_per_node as an upper
+    the nodes as evenly as possible (21 + 20 for 41 on 2 nodes), with process_count_per_node as an upper
     bound. Without core_count every node gets ``settings.tasks_per_node`` tasks (1 when unset).
     """
     nodes, tpn = settings.nodes, settings.tasks_per_node
