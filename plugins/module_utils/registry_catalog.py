@@ -317,7 +317,8 @@ def discover(registry, repositories=None):
         for tag in [t for t in tags if not valid_tag(t)]:
             warnings.append("registry %s: skipped %s:%r: not a valid tag" % (registry.url, repo, tag))
         if len(good) > MAX_TAGS:
-            warnings.append("registry %s: %s has %d tags; read the first %d" % (registry.url, repo, len(good), MAX_TAGS))
+            warnings.append("registry %s: %s has %d tags; read the first %d" % (
+                registry.url, repo, len(good), MAX_TAGS))
             good = good[:MAX_TAGS]
         for tag in good:
             if read >= MAX_IMAGES:

@@ -123,7 +123,8 @@ def test_a_malformed_catalog_falls_back_with_a_warning(registry, body):
     ("/v2/m/x/tags/list", b'{"tags": 5}'), ("/v2/m/x/tags/list", b"[]"), ("/v2/m/x/tags/list", b'{"tags": [[1]]}'),
     ("/v2/m/x/manifests/1.0", b'{"config": "x"}'), ("/v2/m/x/manifests/1.0", b'{"manifests": [1]}'),
     ("/v2/m/x/manifests/1.0", b'{"manifests": "x"}'), ("/v2/m/x/blobs/" + DIGEST, b'{"config": {"Labels": [1]}}'),
-    ("/v2/m/x/blobs/" + DIGEST, b'{"config": 7}'), ("/v2/m/x/blobs/" + DIGEST, b'{"config": {"Labels": {"modak.framework": 1}}}'),
+    ("/v2/m/x/blobs/" + DIGEST, b'{"config": 7}'),
+    ("/v2/m/x/blobs/" + DIGEST, b'{"config": {"Labels": {"modak.framework": 1}}}'),
     ("/v2/m/x/manifests/1.0", b'{"config": {"digest": "sha256:../../x"}}'),
 ])
 def test_malformed_answers_deeper_down_are_warnings(registry, path, body):
