@@ -7,12 +7,22 @@ Repositories (``/v2/_catalog``), their tags (``/v2/<repo>/tags/list``), each tag
 its config blob; the config's ``modak.<attribute>`` labels (written by the recipe writers) become a
 catalog entry, checked by the catalog's schema and turned into an ``Image``. Images without a
 ``modak.framework`` label are skipped. Basic and bearer (token) authentication; TLS is verified
-unless told otherwise. ``load`` never raises for an unreachable registry: it warns.
+unless told otherwise. ``load`` never raises for an unreachable or misbehaving registry: it warns.
+
+A registry is input like any other: every request has a total deadline (a worker thread, so a trickling
+answer cannot stretch it), answers are read up to MAX_BODY bytes and must have the expected JSON shape,
+at most MAX_REPOSITORIES repositories, MAX_TAGS tags per repository and MAX_IMAGES images are read,
+repository names, tags and digests must be valid OCI references (anything else is skipped with a warning,
+so no line break can reach a job script), and warnings show control characters escaped.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import socket
+import threading
+import time
 
 from ansible_collections.sodalite.modak.plugins.module_utils import catalog
 from ansible_collections.sodalite.modak.plugins.module_utils import labels as label_names
@@ -33,10 +43,83 @@ PREFIX = label_names.PREFIX
 LISTS = ("cpu_features", "compilers", "math")
 SCALARS = ("name", "framework", "version", "kind", "build", "arch", "isa", "accelerator", "cuda", "rocm", "app")
 _CHALLENGE = re.compile(r'(\w+)="([^"]*)"')
+# OCI distribution spec: repository path components, tags, digests (lengths bounded before matching)
+_COMPONENT = re.compile(r"^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*\Z")
+_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}\Z")
+_DIGEST = re.compile(r"^sha256:[a-f0-9]{64}\Z")
+MAX_BODY = 8 * 1024 * 1024        # bytes of one answer
+MAX_REPOSITORIES = 200
+MAX_TAGS = 50                     # per repository, newest names last: the last MAX_TAGS in sorted order
+MAX_IMAGES = 200
+LOAD_BUDGET = 10                  # the whole discovery may take LOAD_BUDGET x timeout
 
 
 class RegistryError(ModakError):
     """The registry answered badly or could not be reached."""
+
+
+def printable(text, limit=300):
+    """``text`` for a terminal: control characters (C0, DEL, C1, line and bidi separators) escaped, length bounded."""
+    text = str(text)
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    return "".join(c if c.isprintable() else ("\\x%02x" % ord(c) if ord(c) < 0x100 else "\\u%04x" % ord(c))
+                   for c in text)
+
+
+def valid_repository(name):
+    return isinstance(name, str) and 0 < len(name) <= 255 and all(_COMPONENT.match(c) for c in name.split("/"))
+
+
+def valid_tag(tag):
+    return isinstance(tag, str) and len(tag) <= 128 and bool(_TAG.match(tag))
+
+
+def valid_digest(digest):
+    return isinstance(digest, str) and len(digest) == 71 and bool(_DIGEST.match(digest))
+
+
+class _Answer(object):
+    """A finished answer: status, headers, and the body read within the deadline and the size cap."""
+
+    def __init__(self, status_code, headers, body):
+        self.status_code, self.headers, self.body = status_code, headers, body
+
+    def json(self, kind=dict):
+        try:
+            data = json.loads(self.body.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            raise RegistryError("the answer is not JSON")
+        if not isinstance(data, kind):
+            raise RegistryError("the answer is JSON but not an object")
+        return data
+
+
+def _abandon(response):
+    """Cut the connection of an answer that ran out of time, so that its worker thread ends too (shutdown, not
+    close: close would wait for the worker's blocked read). Without a socket the daemon thread is left behind."""
+    sock = getattr(getattr(getattr(response, "raw", None), "_connection", None), "sock", None)
+    try:
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def _read(response):
+    """The body of a streamed response, refusing more than MAX_BODY bytes."""
+    if not hasattr(response, "iter_content"):   # a scripted session (unit tests)
+        try:
+            return json.dumps(response.json()).encode("utf-8")
+        except ValueError:
+            return b""
+    chunks, size = [], 0
+    for chunk in response.iter_content(65536):
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise RegistryError("the answer is larger than %d bytes" % MAX_BODY)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def entry_from_labels(labels, uri, default_name):
@@ -71,8 +154,9 @@ class Registry(object):
             raise RegistryError("registry url %r must be http(s)://host[:port]" % url)
         self.host = self.url.split("://", 1)[1].split("/", 1)[0]
         self.username, self.password, self.token = username, password, token
-        self.verify, self.timeout = verify, timeout
+        self.verify, self.timeout = verify, float(timeout)
         self.session = session or requests.Session()
+        self.deadline = time.monotonic() + LOAD_BUDGET * self.timeout   # of the whole discovery
         self._tokens = {}  # scope -> bearer token from the token service
         self._bearer = False
 
@@ -84,6 +168,36 @@ class Registry(object):
         match = re.match(r"^/v2/(.+)/(?:tags|manifests|blobs)/", path)
         return "repository:%s:pull" % match.group(1) if match else ""
 
+    def _call(self, url, **kwargs):
+        """GET ``url`` within the total deadline ``timeout`` (connect, headers and body together): the request runs
+        in a worker thread that is abandoned, its connection closed, when the deadline passes."""
+        remaining = min(self.timeout, self.deadline - time.monotonic())
+        if remaining <= 0:
+            raise RegistryError("the registry %s was read for %g s, the limit for one discovery" % (
+                self.url, LOAD_BUDGET * self.timeout))
+        box = {}
+
+        def work():
+            try:
+                response = self.session.get(url, verify=self.verify, timeout=remaining, stream=True, **kwargs)
+                box["response"] = response
+                box["answer"] = _Answer(response.status_code, response.headers, _read(response))
+            except BaseException as exc:  # handed to the caller's thread
+                box["error"] = exc
+            finally:
+                if "response" in box and hasattr(box["response"], "close"):
+                    box["response"].close()
+
+        worker = threading.Thread(target=work, name="modak-registry", daemon=True)
+        worker.start()
+        worker.join(remaining)
+        if worker.is_alive():
+            _abandon(box.get("response"))
+            raise RegistryError("no complete answer within %g s" % remaining)
+        if "error" in box:
+            raise box["error"]
+        return box["answer"]
+
     def _fetch_token(self, challenge):
         params = dict(_CHALLENGE.findall(challenge))
         realm = params.get("realm")
@@ -93,7 +207,7 @@ class Registry(object):
         query = dict((k, params[k]) for k in ("service", "scope") if params.get(k))
         auth = (self.username, self.password) if self.username else None
         try:
-            resp = self.session.get(realm, params=query, auth=auth, verify=self.verify, timeout=self.timeout)
+            resp = self._call(realm, params=query, auth=auth)
         except requests.exceptions.RequestException as exc:
             raise RegistryError("cannot reach the token service %s: %s" % (realm, exc.__class__.__name__))
         if resp.status_code == 401:
@@ -102,7 +216,7 @@ class Registry(object):
             raise RegistryError("the token service %s answered %d" % (realm, resp.status_code))
         try:
             body = resp.json()
-        except ValueError:
+        except RegistryError:
             raise RegistryError("the token service %s did not answer JSON" % realm)
         token = (body.get("token") or body.get("access_token")) if isinstance(body, dict) else None
         if not token:
@@ -119,8 +233,7 @@ class Registry(object):
             # basic credentials go to the registry only while it has not asked for bearer tokens
             auth = (self.username, self.password) if self.username and not token and not self._bearer else None
             try:
-                resp = self.session.get(self.url + path, headers=headers, params=params, auth=auth,
-                                        verify=self.verify, timeout=self.timeout)
+                resp = self._call(self.url + path, headers=headers, params=params, auth=auth)
             except requests.exceptions.SSLError as exc:
                 raise RegistryError("TLS verification of %s failed (%s); give the CA or set validate_certs "
                                     "false for a test registry" % (self.url, exc.__class__.__name__))
@@ -142,38 +255,80 @@ class Registry(object):
             return resp
         raise RegistryError("the registry %s refused the token" % self.url)  # pragma: no cover
 
-    def repositories(self, limit=1000):
-        return list(self.get("/v2/_catalog", params={"n": limit}).json().get("repositories") or [])
+    def repositories(self, limit=MAX_REPOSITORIES):
+        names = self.get("/v2/_catalog", params={"n": limit}).json().get("repositories", [])
+        if not isinstance(names, list):
+            raise RegistryError("the catalog's repositories are not a list")
+        return names
 
     def tags(self, repo):
-        return list(self.get("/v2/%s/tags/list" % repo).json().get("tags") or [])
+        tags = self.get("/v2/%s/tags/list" % repo).json().get("tags") or []
+        if not isinstance(tags, list):
+            raise RegistryError("the tags of %s are not a list" % repo)
+        return tags
 
     def labels(self, repo, tag):
         manifest = self.get("/v2/%s/manifests/%s" % (repo, tag), accept=MANIFEST_TYPES).json()
         if manifest.get("manifests"):  # an index: the amd64/linux image, else the first
-            chosen = next((m for m in manifest["manifests"]
-                           if (m.get("platform") or {}).get("architecture") == "amd64"), manifest["manifests"][0])
+            found = manifest["manifests"]
+            if not isinstance(found, list) or not all(isinstance(m, dict) for m in found):
+                raise RegistryError("the image index is malformed")
+            chosen = next((m for m in found
+                           if isinstance(m.get("platform"), dict) and m["platform"].get("architecture") == "amd64"),
+                          found[0])
+            if not valid_digest(chosen.get("digest")):
+                raise RegistryError("the image index names no valid sha256 digest")
             manifest = self.get("/v2/%s/manifests/%s" % (repo, chosen["digest"]), accept=MANIFEST_TYPES).json()
-        digest = (manifest.get("config") or {}).get("digest")
+        config = manifest.get("config")
+        if config is not None and not isinstance(config, dict):
+            raise RegistryError("the manifest's config is not an object")
+        digest = (config or {}).get("digest")
         if not digest:
             return {}
-        config = self.get("/v2/%s/blobs/%s" % (repo, digest)).json()
-        return (config.get("config") or {}).get("Labels") or {}
+        if not valid_digest(digest):
+            raise RegistryError("the manifest's config digest is not a sha256 digest")
+        blob = self.get("/v2/%s/blobs/%s" % (repo, digest)).json()
+        if blob.get("config") is not None and not isinstance(blob["config"], dict):
+            raise RegistryError("the image configuration is not an object")
+        labels = (blob.get("config") or {}).get("Labels") or {}
+        if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+            raise RegistryError("the image's labels are not an object of strings")
+        return labels
 
 
 def discover(registry, repositories=None):
-    """(entries, warnings) for every labelled image of the registry."""
+    """(entries, warnings) for every labelled image of the registry (within the caps)."""
     entries, warnings = [], []
-    for repo in repositories or registry.repositories():
+    names = registry.repositories() if repositories is None else list(repositories)
+    if len(names) > MAX_REPOSITORIES:
+        warnings.append("registry %s lists %d repositories; read the first %d" % (
+            registry.url, len(names), MAX_REPOSITORIES))
+        names = names[:MAX_REPOSITORIES]
+    read = 0
+    for repo in names:
+        if not valid_repository(repo):
+            warnings.append("registry %s: skipped %r: not a valid repository name" % (registry.url, repo))
+            continue
         try:
             tags = registry.tags(repo)
         except RegistryError as exc:
             warnings.append("registry %s: skipped repository %s: %s" % (registry.url, repo, exc))
             continue
-        for tag in sorted(tags):
+        good = sorted(t for t in tags if valid_tag(t))
+        for tag in [t for t in tags if not valid_tag(t)]:
+            warnings.append("registry %s: skipped %s:%r: not a valid tag" % (registry.url, repo, tag))
+        if len(good) > MAX_TAGS:
+            warnings.append("registry %s: %s has %d tags; read the first %d" % (
+                registry.url, repo, len(good), MAX_TAGS))
+            good = good[:MAX_TAGS]
+        for tag in good:
+            if read >= MAX_IMAGES:
+                warnings.append("registry %s: read the first %d images only" % (registry.url, MAX_IMAGES))
+                return entries, warnings
+            read += 1
             try:
                 labels = registry.labels(repo, tag)
-            except (RegistryError, ValueError) as exc:
+            except RegistryError as exc:
                 warnings.append("registry %s: skipped %s:%s: %s" % (registry.url, repo, tag, exc))
                 continue
             name = re.sub(r"[^A-Za-z0-9_.+-]", "-", "%s-%s" % (repo, tag))
@@ -192,8 +347,15 @@ def load(url, username=None, password=None, token=None, validate_certs=True, tim
     try:
         registry = Registry(url, username, password, token, validate_certs, timeout)
         entries, warnings = discover(registry, repositories)
-    except (RegistryError, ValueError) as exc:
-        return list(fallback or ()), ["registry %s was not read (%s); using the embedded catalog" % (url, exc)]
+    except (RegistryError, ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
+        # whatever the registry answered, optimise goes on with the embedded catalog
+        return list(fallback or ()), [printable("registry %s was not read (%s); using the embedded catalog"
+                                                % (url, exc), 600)]
+    images, warnings = _images(url, entries, warnings)
+    return images, [printable(w, 600) for w in warnings]
+
+
+def _images(url, entries, warnings):
     images, seen = [], set()
     for entry in entries:
         if entry["name"] in seen:

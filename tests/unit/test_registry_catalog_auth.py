@@ -31,7 +31,7 @@ class TokenSession(object):
         self.calls = []
         self.token_answer = token_answer
 
-    def get(self, url, headers=None, params=None, auth=None, verify=True, timeout=None):
+    def get(self, url, headers=None, params=None, auth=None, verify=True, timeout=None, stream=False):
         self.calls.append({"url": url, "headers": dict(headers or {}), "params": dict(params or {}), "auth": auth})
         if url == REALM:
             if isinstance(self.token_answer, Exception):
@@ -110,7 +110,7 @@ def test_load_turns_an_unreachable_token_service_into_a_warning(monkeypatch):
 
 
 def test_anonymous_and_refused_are_told_apart():
-    def basic_only(url, headers=None, params=None, auth=None, verify=True, timeout=None):
+    def basic_only(url, headers=None, params=None, auth=None, verify=True, timeout=None, stream=False):
         return Response(401, {}, {"WWW-Authenticate": 'Basic realm="r"'})
 
     session = TokenSession()

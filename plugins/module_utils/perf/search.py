@@ -290,7 +290,8 @@ def advise(request, image, records, host=None):
                                              default_s / best["predicted_s"])]})
     else:
         config, notes = rules(candidates, base, host, features)
-        why = ("no benchmark records of %s for this hardware class" % (application or "this application") if not own else
+        why = ("no benchmark records of %s for this hardware class" % (application or "this application")
+               if not own else
                "too few benchmark records (%d runs, %d configurations)" % (len(own), n_configs))
         advice.update({"source": "rules", "config": config, "predicted_s_per_sample": None,
                        "interval_s_per_sample": None, "default_predicted_s_per_sample": None,

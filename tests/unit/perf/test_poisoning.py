@@ -44,8 +44,8 @@ def stored_as_before(path, rows):
     store.append(path, [])
     conn = sqlite3.connect(path)
     conn.execute(store._DDL)
-    conn.executemany("INSERT INTO runs (workload, hw_class, config_key, inserted_at, record) VALUES ('w', 'c', 'k', 0, ?)",
-                     [(json.dumps(r),) for r in rows])
+    conn.executemany("INSERT INTO runs (workload, hw_class, config_key, inserted_at, record) "
+                     "VALUES ('w', 'c', 'k', 0, ?)", [(json.dumps(r),) for r in rows])
     conn.commit()
     conn.close()
 
