@@ -215,7 +215,8 @@ def mismatches(expected, record, workdir):
     if record.get("QOS") != "(null)":       # without accounting storage Slurm keeps no QOS: (null)
         check("QOS", expected["QOS"], record.get("QOS"))
     if expected["Array"] is not None:
-        check("ArrayTaskId", expected["Array"], record.get("ArrayTaskId"))     # '0-3%2': the throttle included
+        # '0-3%2': scontrol shows the throttle with the indexes; compare index sets ('0-12:4' is '0,4,8,12')
+        check("ArrayTaskId", array_indexes(expected["Array"]), array_indexes(record.get("ArrayTaskId", "")))
     if expected["Dependency"] is not None:
         deps = expected["Dependency"]
         want = deps if isinstance(deps, str) else ",".join(deps)
@@ -250,7 +251,21 @@ def mismatches(expected, record, workdir):
 
 
 def _norm_dependency(text):
-    return sorted(part for part in re.split(r"[,?]", text) if part)
+    return sorted(re.sub(r"\+0$", "", part) for part in re.split(r"[,?]", text) if part)
+
+
+def array_indexes(text):
+    """'0-15:4,7%2' -> (frozenset of indexes, throttle or None)."""
+    spec, _sep, throttle = text.partition("%")
+    indexes = set()
+    for part in spec.split(","):
+        match = re.match(r"^(\d+)(?:-(\d+)(?::(\d+))?)?$", part)
+        if not match:
+            return (text, None)
+        first = int(match.group(1))
+        last = int(match.group(2) or first)
+        indexes.update(range(first, last + 1, int(match.group(3) or 1)))
+    return (frozenset(indexes), throttle or None)
 
 
 
