@@ -14,7 +14,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils import dsl  # noqa:
 
 EXAMPLES = sorted(os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples")))
 ORIGINAL = sorted(os.path.join(ROOT, "tests", "data", "original", f)
-                  for f in os.listdir(os.path.join(ROOT, "tests", "data", "original")))
+                  for f in os.listdir(os.path.join(ROOT, "tests", "data", "original")) if f.endswith(".json"))
 
 
 def load(path):

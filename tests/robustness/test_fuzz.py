@@ -24,7 +24,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import r
 CATALOG = ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml"))
 SEED_FILES = sorted([os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples"))] +
                     [os.path.join(ROOT, "tests", "data", "original", f)
-                     for f in os.listdir(os.path.join(ROOT, "tests", "data", "original"))])
+                     for f in os.listdir(os.path.join(ROOT, "tests", "data", "original")) if f.endswith(".json")])
 SEEDS = [dsl.load_file(p) for p in SEED_FILES]
 RECIPE_SEEDS = tuple(d for d in SEEDS if isinstance(d["job"].get("optimisation"), dict))
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

@@ -9,12 +9,22 @@
 #   SLURM_CPUS=N            CPUs the node announces (default: nproc). Larger than the hardware is allowed
 #                           (SlurmdParameters=config_overrides): jobs then share the real cores.
 #   SLURM_MEM_MB=N          memory the node announces (default 2000)
-#   SLURM_PARTITIONS="a b"  extra partitions on the node besides the default 'debug'
+#   SLURM_PARTITIONS="a b"  extra partitions besides the default 'debug'
+#   SLURM_NODE_NAME=NAME    name of the node that runs jobs (default localhost; slurmd 22.05 refuses a node named
+#                           'localhost' next to other nodes: "fatal: Duplicated NodeHostName node01")
+#   SLURM_DOWN_NODES="a b"  more nodes (plain names, e.g. 'node01 node02 ssd') that never run a slurmd: they stay
+#                           DOWN, so jobs that need them are accepted and wait (held jobs are read back there)
+#   SLURM_DOWN_CPUS=N       CPUs of each of those nodes (default: SLURM_CPUS)
+#   SLURM_DOWN_MEM_MB=N     memory of each of those nodes (default: SLURM_MEM_MB)
+#   SLURM_DOWN_GPUS=N       GPUs (gres gpu) each of those nodes announces (default 0)
+#   SLURM_DOWN_GPU_TYPE=T   the type of those GPUs (gres gpu:T:N; default none)
+#   SLURM_DOWN_FEATURES=a,b node features of those nodes (for --constraint; default none)
+#   SLURM_GPUS=N            GPUs (gres gpu, counted, no device file) of the running node (default 0)
 set -euo pipefail
 
 SLURM_AUTH="${SLURM_AUTH:-munge}"
 SLURM_CLEAN="${SLURM_CLEAN:-1}"
-NODE=localhost
+NODE="${SLURM_NODE_NAME:-localhost}"
 CONF=/etc/slurm/slurm.conf
 
 if [ "$(id -u)" != 0 ]; then
@@ -65,9 +75,22 @@ fi
 if [ "$SLURM_AUTH" = none ]; then AUTH=auth/none; CRED=cred/none; else AUTH=auth/munge; CRED=cred/munge; fi
 CPUS="${SLURM_CPUS:-$(nproc)}"
 MEM_MB="${SLURM_MEM_MB:-2000}"
+DOWN_NODES="${SLURM_DOWN_NODES:-}"
+DOWN_GPUS="${SLURM_DOWN_GPUS:-0}"
+GPUS="${SLURM_GPUS:-0}"
+gres() { [ "$2" -gt 0 ] && echo " Gres=gpu:$1$2" || true; }
 ALL_NODES="$NODE"
-NODE_LINES="NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$MEM_MB State=UNKNOWN"
-PARTITION_LINES="PartitionName=debug Nodes=$NODE Default=YES MaxTime=INFINITE State=UP"
+NODE_LINES="NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$CPUS RealMemory=$MEM_MB$(gres "" "$GPUS") State=UNKNOWN"
+addr=2
+for name in $DOWN_NODES; do
+  ALL_NODES="$ALL_NODES,$name"
+  # an address of its own where no slurmd listens: the controller's pings fail at once, the node stays DOWN
+  NODE_LINES="$NODE_LINES
+NodeName=$name NodeAddr=127.0.0.$addr CPUs=${SLURM_DOWN_CPUS:-$CPUS} RealMemory=${SLURM_DOWN_MEM_MB:-$MEM_MB}\
+$(gres "${SLURM_DOWN_GPU_TYPE:+$SLURM_DOWN_GPU_TYPE:}" "$DOWN_GPUS")${SLURM_DOWN_FEATURES:+ Feature=$SLURM_DOWN_FEATURES} State=DOWN"
+  addr=$((addr + 1))
+done
+PARTITION_LINES="PartitionName=debug Nodes=$ALL_NODES Default=YES MaxTime=INFINITE State=UP"
 for part in ${SLURM_PARTITIONS:-}; do
   PARTITION_LINES="$PARTITION_LINES
 PartitionName=$part Nodes=$ALL_NODES MaxTime=INFINITE State=UP"
@@ -102,9 +125,17 @@ SlurmdDebug=info
 MinJobAge=300
 EnforcePartLimits=ALL
 SlurmdParameters=config_overrides
+GresTypes=gpu
 $NODE_LINES
 $PARTITION_LINES
 CONFEOF
+
+# counted GPUs of the running node (no device files: jobs see the count, not a device)
+if [ "$GPUS" -gt 0 ]; then
+  echo "NodeName=$NODE Name=gpu Count=$GPUS" > /etc/slurm/gres.conf
+else
+  rm -f /etc/slurm/gres.conf
+fi
 
 # PBS environment (PBS_JOBID, PBS_O_WORKDIR, ...) inside jobs submitted through the qsub wrapper
 SPANK_PBS="$(find /usr/lib -name spank_pbs.so -print -quit 2>/dev/null || true)"
