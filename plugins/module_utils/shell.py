@@ -21,8 +21,10 @@ def quote(value):
     bash, sbatch/qsub looking for directives, editors.
     """
     text = str(value)
-    if _SAFE.match(text):
+    if _SAFE.match(text) and not text.startswith(("=", "+=")):
         return text
+    if _SAFE.match(text):   # '=x' after a command reads as a mistyped assignment to linters (SC2283-SC2285)
+        return "'%s'" % text
     if has_line_break(text):
         return ansi_c(text)
     return shlex.quote(text)

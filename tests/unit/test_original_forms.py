@@ -111,7 +111,7 @@ def test_code_aster_variables_expand_at_run_time(catalog, tmp_path):
     assert "--rep_outils=/opt/aster/outils" in words and "--memjeveux=8192.0" in words
 
 
-@pytest.mark.parametrize("executable", ["${APP_HOME}/bin/run x", "./a]", "${D}/", "run{"])
+@pytest.mark.parametrize("executable", ["${APP_HOME}/bin/run x", "./a]", "${D}/", "run{", "./a = b", "./a == +=c"])
 def test_run_lines_with_variables_or_odd_names_pass_shellcheck(executable, catalog, tmp_path):
     from test_render import lint
     lint(pipeline.optimise(app_doc(executable=executable), catalog).script.text, tmp_path)
