@@ -21,6 +21,8 @@ from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks impor
 
 SCORE_NAMES = ("requested compilers", "build kind", "version", "ISA level", "math libraries")
 PREFERRED_MATH = {"x86_64": ("mkl", "onednn"), "aarch64": ("onednn",), "ppc64le": ()}
+
+
 def _own_version(img):
     return img.version
 
