@@ -187,7 +187,7 @@ availability:
   description:
     - C(published) (a published reference), C(built) (a recipe-backed image already at its uri), C(to-build)
       (a recipe-backed image not built yet), or null (your container_runtime, or no container). Also in
-      RV(image.availability).
+      the image's C(availability).
   returned: success
   type: str
   sample: to-build
@@ -276,8 +276,8 @@ import dataclasses
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import (dsl, files, pipeline, recipe_images,
-                                                                    registry_catalog)
+from ansible_collections.sodalite.modak.plugins.module_utils import (
+    dsl, files, pipeline, recipe_images, registry_catalog)
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import model as perf_model
