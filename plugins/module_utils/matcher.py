@@ -28,6 +28,8 @@ SHOWN_REASONS = 8
 _OWN_VALUE = re.compile(r"(?<![\w.-])\d+(?:\.\d+)+")  # the image's own version in a reason (it comes first)
 SCORE_NAMES = ("requested compilers", "build kind", "version", "ISA level", "math libraries")
 PREFERRED_MATH = {"x86_64": ("mkl", "onednn"), "aarch64": ("onednn",), "ppc64le": ()}
+
+
 def _own_version(img):
     return img.version
 

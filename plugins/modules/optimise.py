@@ -277,7 +277,7 @@ import dataclasses
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sodalite.modak.plugins.module_utils import (dsl, files, pipeline, recipe_images,
-                                                                    registry_catalog)
+                                                                     registry_catalog)
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import model as perf_model

@@ -157,10 +157,10 @@ def test_hostile_arguments_stay_data_when_the_script_runs(catalog, tmp_path):
 SITE = ImageCatalog.from_data([
     {"name": "openmpi-sif", "kind": "mpi", "uri": "oras://ghcr.io/example/modak-sif:openmpi-4.1.6-x86-64-v4",
      "framework": "openmpi", "version": "4.1.6", "isa": "x86-64-v4",
-         "mpi": {"library": "openmpi", "version": "4.1.6"}},
+     "mpi": {"library": "openmpi", "version": "4.1.6"}},
     {"name": "lammps-site", "kind": "application", "app": "lammps", "uri": "/apps/containers/lammps_openmpi.sif",
      "framework": "lammps", "version": "2023.8.2", "isa": "x86-64-v3",
-         "mpi": {"library": "openmpi", "version": "4.1.6"}},
+     "mpi": {"library": "openmpi", "version": "4.1.6"}},
 ])
 
 
