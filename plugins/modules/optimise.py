@@ -183,6 +183,12 @@ image:
     source: catalog
     availability: published
     recipe: null
+  contains:
+    availability:
+      description: The image's availability, the same as RV(availability).
+      returned: success
+      type: str
+      sample: published
 availability:
   description:
     - C(published) (a published reference), C(built) (a recipe-backed image already at its uri), C(to-build)
