@@ -87,7 +87,7 @@ def job_id_of(stdout):
 
 def test_to_build_image_is_built_pushed_then_the_job_submitted(slurm, play, setup):
     assert recipe_images.availability(setup["choice"])[0] == "to-build"
-    proc, _ = play(None, extra_vars=setup["extra"], playbook=DEPLOY, timeout=600)
+    proc = play(None, extra_vars=setup["extra"], playbook=DEPLOY, timeout=600)[0]
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "Build the image from its recipe" in proc.stdout and "Push the image" in proc.stdout
     assert manifest_exists(setup["uri"]), setup["uri"]
@@ -95,15 +95,15 @@ def test_to_build_image_is_built_pushed_then_the_job_submitted(slurm, play, setu
     job = scontrol(job_id_of(proc.stdout))
     assert job["JobName"] == setup["name"]
     # a second deploy finds the image built: no build step runs
-    again, _ = play(None, extra_vars=dict(setup["extra"], optimised_job_rerun=True, optimised_job_force=True),
-                    playbook=DEPLOY, timeout=600)
+    again = play(None, extra_vars=dict(setup["extra"], optimised_job_rerun=True, optimised_job_force=True),
+                 playbook=DEPLOY, timeout=600)[0]
     assert again.returncode == 0, again.stdout[-3000:]
     assert "Build the image from its recipe" not in again.stdout
 
 
 def test_a_slurm_build_job_runs_before_the_job_that_depends_on_it(slurm, play, setup):
     extra = dict(setup["extra"], optimised_job_build_where="slurm")
-    proc, _ = play(None, extra_vars=extra, playbook=DEPLOY, timeout=600)
+    proc = play(None, extra_vars=extra, playbook=DEPLOY, timeout=600)[0]
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     train = job_id_of(proc.stdout)
     build = build_job_of(setup["tmp"] / "work" / "modak-build")
@@ -122,7 +122,7 @@ def test_a_slurm_build_job_runs_before_the_job_that_depends_on_it(slurm, play, s
 def test_a_failed_build_stops_the_deploy_with_the_build_log(slurm, play, setup, where):
     extra = dict(setup["extra"], optimised_job_build_where=where, optimised_job_wait=True,
                  optimised_job_build_base_image="localhost/modak-test-missing-base:1")
-    proc, _ = play(None, extra_vars=extra, playbook=DEPLOY, timeout=600)
+    proc = play(None, extra_vars=extra, playbook=DEPLOY, timeout=600)[0]
     assert proc.returncode != 0
     text = proc.stdout + proc.stderr
     assert "modak-test-missing-base" in text, text[-4000:]
