@@ -184,9 +184,16 @@ def _emit(key, value, indent, lines):
                 _emit(sub_key, sub, indent + 4, sub_lines)
             sub_lines[0] = "%s- %s" % (" " * (indent + 2), sub_lines[0].lstrip())
             lines.extend(sub_lines)
-    else:  # a long text or list of words: folded over lines indented under the key
-        text = yaml.safe_dump({key: value}, default_flow_style=None if isinstance(value, list) else False,
-                              sort_keys=False, width=WIDTH - indent - 40)
+    elif isinstance(value, list):  # a long list of words: wrapped, each line under the first word
+        lines.append(head + "[")
+        for word in value:
+            if len(lines[-1]) + len(_inline(word)) + 2 > WIDTH:
+                lines[-1] = lines[-1].rstrip()
+                lines.append(" " * len(head + "["))
+            lines[-1] += _inline(word) + ", "
+        lines[-1] = lines[-1][:-2] + "]"
+    else:  # a long text: folded over lines indented under the key
+        text = yaml.safe_dump({key: value}, default_flow_style=False, sort_keys=False, width=WIDTH - indent - 40)
         lines.extend(" " * indent + line for line in text.rstrip("\n").split("\n"))
 
 
