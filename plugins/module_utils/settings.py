@@ -15,7 +15,6 @@ from ansible_collections.sodalite.modak.plugins.module_utils.model import Settin
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
 
-
 def _is_mpi(req, ranks):
     opt = req.opt
     return (ranks > 1 or req.app.app_type == "mpi"

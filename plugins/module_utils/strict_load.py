@@ -93,7 +93,7 @@ if yaml is not None:
                 return _BASE.construct_yaml_int(self, node)
             except ValueError as exc:
                 self.problems.append(DslProblem(path_str(self._path(node)), "is a number that cannot be read: %s"
-                                                % str(exc).split(":")[0], hint="write a smaller number"))
+                                                % str(exc).split(":", maxsplit=1)[0], hint="write a smaller number"))
                 return None
 
         def construct_yaml_timestamp(self, node):

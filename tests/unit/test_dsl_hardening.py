@@ -103,14 +103,14 @@ ACCEPTED = [
 ]
 
 
-@pytest.mark.parametrize("scheduler,directive", REFUSED, ids=lambda v: str(v))
+@pytest.mark.parametrize("scheduler,directive", REFUSED, ids=str)
 def test_extra_directives_that_name_files_or_bypass_typed_fields_are_refused(scheduler, directive):
     found = rejected(doc_with("job_options", "extra_directives", ["--nice=1", directive], scheduler))
     problem = found["job.job_options.extra_directives[1]"]
     assert problem.value == directive and problem.hint
 
 
-@pytest.mark.parametrize("scheduler,directive", ACCEPTED, ids=lambda v: str(v))
+@pytest.mark.parametrize("scheduler,directive", ACCEPTED, ids=str)
 def test_documented_extra_directives_are_written(scheduler, directive):
     result = pipeline.optimise(doc_with("job_options", "extra_directives", [directive], scheduler), None)
     if scheduler != "local":

@@ -34,7 +34,7 @@ def test_a_link_swapped_in_between_check_and_read_never_leaks_its_target(tmp_pat
     thread.start()
     leaks = refused = 0
     try:
-        for _ in range(TRIES):
+        for _try in range(TRIES):
             try:
                 before = files.read_existing(files.target_path(str(out), "job.sh"))
             except OutputError:

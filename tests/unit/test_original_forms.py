@@ -63,7 +63,7 @@ def test_code_aster_arguments_with_continuations_are_accepted(catalog):
 ])
 def test_continuations_are_read_as_a_shell_reads_them(text, words):
     assert shell.split_words(text) == words
-    assert printed_words(shell.command(shell.split_command(text)), {}) == [w for w in words]
+    assert printed_words(shell.command(shell.split_command(text)), {}) == list(words)
 
 
 def test_a_bare_newline_is_still_refused():

@@ -79,7 +79,7 @@ def problem(scheduler, directive):
     dashes, name, value, separator = split(directive)
     if name in typed and (dashes == "-") == (len(name) == 1):
         return ("sets %s, which job_options.%s sets (and checks)" % (directive.split("=")[0].split(" ")[0],
-                                                                      typed[name]),
+                                                                     typed[name]),
                 "use job_options.%s" % typed[name])
     if dashes == "-":
         allowed = short_names.get(name, False) if len(name) == 1 else False

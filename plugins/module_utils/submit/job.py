@@ -20,7 +20,7 @@ from typing import List, Optional
 from ansible_collections.sodalite.modak.plugins.module_utils import ledger
 from ansible_collections.sodalite.modak.plugins.module_utils.commands import ProcessRunner
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import (
-    OutputError, SchedulerTimeout, SubmitError)
+    SchedulerTimeout, SubmitError)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.local import STATE_DIR
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import digest
