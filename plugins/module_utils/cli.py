@@ -11,6 +11,7 @@ library). Output is deterministic: inputs keep their order, JSON keys are sorted
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -58,8 +59,8 @@ def _parser():
 
 
 def _libraries():
-    missing = [name for name, absent in (("PyYAML", dsl.yaml is None), ("jsonschema", dsl.jsonschema is None))
-               if absent]
+    missing = [name for name, absent in (("PyYAML", dsl.yaml is None), ("jsonschema", dsl.jsonschema is None),
+                                         ("archspec", importlib.util.find_spec("archspec") is None)) if absent]
     if missing:
         raise UsageError("modak needs the Python libraries %s (pip install -r requirements.txt of the collection)"
                          % ", ".join(missing))
@@ -222,7 +223,7 @@ def main(argv=None, stdout=None, stderr=None):
     try:
         _libraries()
         status, report, lines = COMMANDS[args.command](args)
-    except UsageError as exc:
+    except (UsageError, ModakError) as exc:   # and any core error a command did not place
         if args.format == "json":
             stdout.write(json.dumps({"command": args.command, "error": str(exc)}, sort_keys=True, indent=2) + "\n")
         stderr.write("modak %s: %s\n" % (args.command, exc))
