@@ -115,3 +115,5 @@ def test_expected_script_differs_only_where_the_manifest_says_why(case, catalog)
     differing = sorted(k for k in set(theirs) | set(ours) if theirs.get(k) != ours.get(k))
     unexplained = [(k, theirs.get(k), ours.get(k)) for k in differing if k not in case.get("differences", {})]
     assert unexplained == []
+    stale = [k for k in case.get("differences", {}) if k not in differing]   # a reason for what no longer differs
+    assert stale == []

@@ -26,16 +26,9 @@ GENERATED = settings(max_examples=300, deadline=None, database=None, derandomize
                      phases=(Phase.explicit, Phase.reuse, Phase.generate),
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                             HealthCheck.data_too_large])
-# read-back failures caused by the issue's listed defects: {case: [defect numbers]} (strict xfail until fixed)
-SLURM_DEFECTS = {
-    "test/input/get_optimisation_non_existent.json": [1],     # core_count -> '#SBATCH --ntasks=%d'
-    "blueprint/no-opt-job.json": [1],
-    "test/input/tf_snow.json": [1],
-    "test/input/mpi_test.json": [1, 8],
-    "test/input/mpi_test_egi.json": [8],                      # combine_stdout_stderr with an error file
-}
-# none: what Torque gets wrong today (core_count dropped, defect 2; -j oe, defect 8) does not survive the
-# translation (sbatch's #PBS parser ignores procs; the qsub wrapper sets -o/-e itself), so the oracle cannot see it
+# read-back failures caused by known defects: {case: [defect numbers]} (strict xfail until fixed); none today,
+# issue 10's defects 1, 2, 7, 8 and 15 being fixed
+SLURM_DEFECTS = {}
 TORQUE_DEFECTS = {}
 
 
@@ -145,7 +138,6 @@ def test_generated_document_read_back_as_meant(held_jobs, tmp_path_factory, doc)
     assert_read_back(doc, record)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 defect 1")
 @given(doc=strategies.documents(with_core_count=True))
 @settings(GENERATED, max_examples=30)
 def test_generated_core_count_read_back_as_meant(held_jobs, tmp_path_factory, doc):
@@ -164,12 +156,12 @@ def small(opts, acc=None):
     return doc
 
 
-# requests whose read-back the issue's listed defects get wrong today
+# requests whose read-back issue 10's defects 1, 7 and 8 got wrong
 DEFECT_CASES = [
-    pytest.param(small({"core_count": 40, "node_count": 1}), id="core_count", marks=marks([1])),
-    pytest.param(small({"request_gpus": 0}, acc="nvidia"), id="request_gpus-0", marks=marks([7])),
+    pytest.param(small({"core_count": 40, "node_count": 1}), id="core_count"),
+    pytest.param(small({"request_gpus": 0}, acc="nvidia"), id="request_gpus-0"),
     pytest.param(small({"combine_stdout_stderr": True, "standard_output_file": "o.txt",
-                        "standard_error_file": "e.txt"}), id="combine-with-error-file", marks=marks([8])),
+                        "standard_error_file": "e.txt"}), id="combine-with-error-file"),
 ]
 
 
@@ -179,7 +171,6 @@ def test_request_read_back_as_meant(slurm, tmp_path, doc):
     assert_read_back(doc, record)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10 defect 15")
 def test_array_tasks_without_output_file_write_separate_files(slurm, tmp_path):
     record, _doc = submit_and_read(small({"job_array": "0-3"}), "slurm", tmp_path)
     name = os.path.basename(record["StdOut"])        # the array's tasks need a file each: %a (or %A_%a)
