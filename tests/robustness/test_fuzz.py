@@ -46,7 +46,8 @@ class Tally(object):
         self.scripts = {}
 
     def reset(self):
-        self.__init__()
+        self.counts = {}
+        self.scripts = {}
 
     def add(self, key, n=1):
         self.counts[key] = self.counts.get(key, 0) + n

@@ -12,7 +12,7 @@ import pytest
 from robustkit import HERE, ROOT, record
 
 MIB = 1024 * 1024
-LIMIT_S = 1.0          # per document; the former version pattern took 83 s on 64 KiB, hours on 1 MiB
+LIMIT_S = 2.0          # per document, on a loaded machine too; the former version pattern took hours on 1 MiB
 
 
 def probe(*args, timeout=600):
