@@ -26,7 +26,7 @@ MICROARCHS = ("haswell", "broadwell", "skylake", "skylake_avx512", "cascadelake"
               "sapphirerapids", "emeraldrapids", "graniterapids", "zen", "zen2", "zen3", "zen4",
               "zen5", "neoverse_n1", "neoverse_v1", "neoverse_v2", "a64fx", "power9", "power10")
 LAUNCHERS = ("auto", "srun", "mpirun", "mpiexec", "none")
-ENGINES = ("apptainer", "singularity")
+ENGINES = ("apptainer", "singularity", "charliecloud", "podman")
 STORAGE_CLASSES = ("default-common", "default-high", "default-ssd", "default-ultra_high")
 
 # patterns: one line, no whitespace unless said otherwise
@@ -186,8 +186,8 @@ TARGET = _obj({
     "job_scheduler_type": _enum(SCHEDULERS, "Scheduler: slurm, pbs/pbspro, torque, or none/local/bash."),
     "name": _s(NAME, "Infrastructure name."),
     "container_engine": _enum(ENGINES, "Container runtime on the target.", default="apptainer"),
-    "image_dir": _s(ABS_PATH, "Directory of pulled .sif images on the target (default $MODAK_IMAGE_DIR, "
-                              "$SINGULARITY_DIR or ~/.modak/images)."),
+    "image_dir": _s(ABS_PATH, "Directory of pulled images on the target: .sif files, Charliecloud "
+                              "directories (default $MODAK_IMAGE_DIR, $SINGULARITY_DIR or ~/.modak/images)."),
     "login_host": _s(HOST, "Host (inventory name or DNS name) where jobs are submitted: the cluster's login node."),
     "work_dir": _s(ABS_PATH, "Absolute directory on the login host where the job script is copied and submitted."),
     "partition": _s(NAME, "Partition (queue) used when job_options names none."),
