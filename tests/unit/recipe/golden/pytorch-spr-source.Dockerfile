@@ -3,7 +3,7 @@ FROM debian:bookworm-slim
 
 # os packages
 RUN apt-get update && \
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends build-essential ca-certificates cmake g++ git ninja-build python3 python3-pip python3-venv && \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends build-essential ca-certificates cmake g++ git libjemalloc2 ninja-build python3 python3-pip python3-venv && \
     rm -rf /var/lib/apt/lists/*
 
 # python environment
@@ -25,6 +25,12 @@ RUN export CFLAGS='-march=sapphirerapids -mtune=sapphirerapids' CXXFLAGS='-march
 RUN pip install --no-cache-dir mkl
 ENV MKL_ENABLE_INSTRUCTIONS="AVX512"
 
+# tuned runtime: jemalloc, OpenMP placement
+ENV LD_PRELOAD="/usr/lib/x86_64-linux-gnu/libjemalloc.so.2" \
+    MALLOC_CONF="oversize_threshold:1,background_thread:true,metadata_thp:auto,dirty_decay_ms:9000000000,muzzy_decay_ms:9000000000" \
+    OMP_PROC_BIND="close" \
+    OMP_PLACES="cores"
+
 # graph compilers: inductor
 ENV TORCHINDUCTOR_FREEZING="1"
 
@@ -39,7 +45,7 @@ LABEL modak.accelerator="none" \
       modak.math="mkl,onednn" \
       modak.name="modak-pytorch-2.5.1-cpu-sapphirerapids" \
       modak.version="2.5.1" \
-      modak.recipe.sha256="db62abf85e5d74c92352207b97c81727ead7888fbf5bb765cc351719755cbd91"
+      modak.recipe.sha256="c0306ef0c9c47176eb36969fe6c15446d6299076f7acb2b7426c8c9e69daaa57"
 
 # test
 RUN python3 -c 'import torch; print(torch.__version__)'
