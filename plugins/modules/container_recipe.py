@@ -50,10 +50,10 @@ options:
     type: str
   wheels:
     description:
-      - A directory of wheels on the managed host (for example the pinned CPU C(torch) wheel). Its C(*.whl) files are
-        hard-linked (else copied) into O(output_dir)C(/wheels), the build context's C(wheels/); the recipe copies them
-        into the image and installs the framework with C(pip --find-links) instead of the framework's own index.
-      - Dependencies still come from PyPI.
+      - A directory of wheels on the managed host (for example the pinned CPU C(torch) wheel and its dependencies,
+        made with C(pip download)). Its C(*.whl) files are hard-linked (else copied) into O(output_dir)C(/wheels), the
+        build context's C(wheels/); the recipe copies them into the image and installs the framework from them only
+        (C(pip --no-index --find-links)) instead of the framework's own index.
     type: path
 attributes:
   check_mode:

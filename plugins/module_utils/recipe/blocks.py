@@ -220,9 +220,9 @@ class FrameworkPip(Block):
 
     version: version to pin, ``2.5`` (becomes ``==2.5.*``) or ``2.5.1`` (``==2.5.1``).
 
-    wheels: take the framework's wheel from the ``wheels/`` directory of the build context (copied to
-    /opt/modak/wheels, given to pip as ``--find-links``, removed after the install) instead of ``index_url``;
-    dependencies still come from PyPI. For sites whose builders reach PyPI but not the framework's index.
+    wheels: install the framework and its dependencies from the ``wheels/`` directory of the build context
+    only (copied to /opt/modak/wheels, ``pip --no-index --find-links``, removed after the install) instead of
+    ``index_url``: a pinned, offline-reproducible install for sites whose builders reach no package index.
 
     # Examples
 
@@ -257,7 +257,7 @@ class FrameworkPip(Block):
         if self.index_url:
             words.extend(["--extra-index-url", self.index_url])
         if self.wheels:
-            words.extend(["--find-links", self.WHEELS[1]])
+            words.extend(["--no-index", "--find-links", self.WHEELS[1]])
         words.append(self.requirement)
         words.extend(self.extra)
         out = [Comment("%s %s from pip" % (self.framework, self.version))]

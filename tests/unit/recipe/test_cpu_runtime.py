@@ -36,7 +36,7 @@ def test_wheels_replace_the_index_and_are_removed_after_the_install():
     text = docker.write(recipe(base_image=BASE, wheels=True))
     assert "FROM %s\n" % BASE in text
     assert "COPY wheels /opt/modak/wheels\n" in text
-    assert "pip install --no-cache-dir --find-links /opt/modak/wheels torch==2.13.0 && \\\n" \
+    assert "pip install --no-cache-dir --no-index --find-links /opt/modak/wheels torch==2.13.0 && \\\n" \
            "    rm -rf /opt/modak/wheels" in text
     assert "download.pytorch.org" not in text
     assert "download.pytorch.org" in docker.write(recipe())       # without wheels: PyTorch's CPU index

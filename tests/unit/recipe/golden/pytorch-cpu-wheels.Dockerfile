@@ -13,7 +13,7 @@ ENV PATH="/opt/modak/venv/bin:$PATH"
 
 # pytorch 2.13.0 from pip
 COPY wheels /opt/modak/wheels
-RUN pip install --no-cache-dir --find-links /opt/modak/wheels torch==2.13.0 && \
+RUN pip install --no-cache-dir --no-index --find-links /opt/modak/wheels torch==2.13.0 && \
     rm -rf /opt/modak/wheels
 
 # tuned runtime: jemalloc, OpenMP placement
