@@ -8,7 +8,8 @@ Arms (one fresh process per run, interleaved repetitions, each round a fresh shu
   bare      the host's Python and torch, framework defaults (threads = all cores, batch 64, fp32, eager)
   official  an official-style image (Debian + python3 + the same torch wheel, nothing tuned), framework defaults
   modak     modak's image (container_recipe: jemalloc, OpenMP placement) with the settings modak chose for the
-            DSL examples/pytorch-mnist-tuning-local.yaml from the recorded benchmarks (threads, batch, precision)
+            DSL examples/pytorch-mnist-tuning-local.yaml after autotuning it on this machine first
+            (playbooks/autotune.yml -> benchmarks/results/containers-autotune.sqlite: threads, batch, precision)
 
 Both images run with Charliecloud (ch-run) and are built with ch-image on the mmdebstrap Debian base
 (scripts/base-image) from the pinned torch 2.13.0 CPU wheel. The measure is seconds per training sample
@@ -43,7 +44,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.recipe import gener
 WORKLOAD_DIR = os.path.join(HERE, "workload")
 RESULTS = os.path.join(HERE, "results")
 DSL = os.path.join(ROOT, "examples", "pytorch-mnist-tuning-local.yaml")
-STORE = os.path.join(RESULTS, "tuning.sqlite")
+STORE = os.path.join(RESULTS, "containers-autotune.sqlite")
 OFFICIAL = "localhost/modak-bench/official-pytorch:2.13.0"
 OFFICIAL_DOCKERFILE = """# official-style PyTorch CPU image: Debian, Python, the torch wheel; no runtime tuning
 FROM {base}
@@ -90,11 +91,30 @@ def build_images(work, base, find_links):
         shutil.copytree(wheels, os.path.join(official_ctx, "wheels"), copy_function=os.link)
     sh(["ch-image", "build", "--force", "-t", OFFICIAL, "-f", os.path.join(official_ctx, "Dockerfile"), official_ctx])
     modak_ctx = os.path.join(work, "modak")
-    doc = dsl.load_file(DSL)
-    written = generate.write(doc, modak_ctx, ["docker"], base_image=base, wheels=wheels)
+    written = generate.write(pinned_dsl(), modak_ctx, ["docker"], base_image=base, wheels=wheels)
     modak = "localhost/modak/%s:%s" % (written["recipe_name"], written["recipe_sha256"][:12])
     sh(["ch-image", "build", "--force", "-t", modak, "-f", written["recipes"]["docker"], modak_ctx])
     return {"official": OFFICIAL, "modak": modak, "recipe_sha256": written["recipe_sha256"]}
+
+
+def pinned_dsl():
+    """The tuning DSL with the framework pinned to the wheel both images install."""
+    doc = dsl.load_file(DSL)
+    details = doc["job"]["optimisation"]["app_type-ai_training"]
+    details.setdefault("ai_framework-pytorch", {})["version"] = "2.13.0"
+    return doc
+
+
+def autotune(store_path):
+    """modak's autotuning of the DSL on this machine (playbooks/autotune.yml): records of this hardware class."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+                           os.path.join(ROOT, "playbooks", "autotune.yml"), "-e",
+                           json.dumps({"dsl_file": DSL, "results_store": store_path,
+                                       "output_dir": os.path.join(os.path.dirname(store_path), "autotune-out")})],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError("autotuning failed: %s" % (proc.stdout[-3000:] + proc.stderr[-2000:]))
 
 
 def modak_settings():
@@ -103,7 +123,7 @@ def modak_settings():
     from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
     catalog = ImageCatalog(catalog_images, source="none")
     records = store.load(STORE)
-    result = pipeline.optimise(dsl.load_file(DSL), catalog, records, store.local_hardware())
+    result = pipeline.optimise(pinned_dsl(), catalog, records, store.local_hardware())
     env = [(k, v) for k, v in result.settings.env]
     return {"env": env, "args": list(result.settings.extra_args), "threads": result.settings.threads,
             "prediction": (result.extra or {}).get("prediction")}
@@ -175,6 +195,8 @@ def main(argv=None):
     os.makedirs(args.work, exist_ok=True)
     images = build_images(args.work, args.base, args.wheels)
     built = time.time()
+    autotune(STORE)
+    tuned = time.time()
     plan = {"images": images, "modak": modak_settings(), "bare_env": []}
     rng = random.Random(args.seed)
     records = {"bare": [], "official": [], "modak": []}
@@ -206,6 +228,8 @@ def main(argv=None):
         "machine": records["bare"][0]["hardware"],
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "build_s": round(built - started, 1),
+        "autotune_s": round(tuned - built, 1),
+        "autotune_store": os.path.relpath(STORE, ROOT),
         "wall_s": round(time.time() - started, 1),
         "method": {"reps": args.reps, "steps": args.steps, "warmup": args.warmup, "seed": args.seed,
                    "order": order, "runtime": "charliecloud (ch-run), images built with ch-image",
