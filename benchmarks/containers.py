@@ -180,6 +180,22 @@ def plot(data, path):
     fig.savefig(path, dpi=120)
 
 
+def markdown(data):
+    """The table of docs/performance.md from a containers.json."""
+    rows = ["| arm | image | settings | median ms/sample | min-max | spread | foreign load |", "|---|---|---|---|---|---|---|"]
+    for arm in ("bare", "official", "modak"):
+        a = data["arms"][arm]
+        ms = a["per_sample_ms"]
+        cfg = a["config"]
+        loads = [x for x in a["foreign_load"] if x is not None]
+        rows.append("| %s | %s | %d threads, batch %d, %s%s | %.3f | %.3f-%.3f | %.0f %% | %.2f-%.2f |" % (
+            arm, {"bare": "none (host Python)", "official": "official-style",
+                  "modak": "modak's recipe"}[arm], cfg["threads"], cfg["batch_size"], cfg["precision"],
+            ", compile" if cfg["compile"] else "", ms["median"], ms["min"], ms["max"], 100 * ms["spread"],
+            min(loads) if loads else 0, max(loads) if loads else 0))
+    return "\n".join(rows)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     p.add_argument("--reps", type=int, default=7)
@@ -190,7 +206,12 @@ def main(argv=None):
     p.add_argument("--work", default="/var/tmp/modak-bench-containers")
     p.add_argument("--output", default=os.path.join(RESULTS, "containers.json"))
     p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--markdown", help="print the table of this containers.json and exit")
     args = p.parse_args(argv)
+    if args.markdown:
+        with open(args.markdown) as handle:
+            sys.stdout.write(markdown(json.load(handle)) + "\n")
+        return 0
     started = time.time()
     os.makedirs(args.work, exist_ok=True)
     images = build_images(args.work, args.base, args.wheels)

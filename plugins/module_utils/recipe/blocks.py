@@ -406,9 +406,10 @@ class TunedRuntime(Block):
 
     title = "tuned runtime"
     TRIPLETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu"}
-    # the allocator settings Intel's PyTorch CPU tuning guide gives for jemalloc
-    MALLOC_CONF = "oversize_threshold:1,background_thread:true,metadata_thp:auto,dirty_decay_ms:9000000000," \
-                  "muzzy_decay_ms:9000000000"
+    # Intel's PyTorch CPU settings for jemalloc without background_thread:true: a preloaded allocator thread
+    # makes any process that reads the image's environment on the host multithreaded, and a multithreaded
+    # process cannot enter a user namespace (ch-image build's RUN after this ENV failed in ch-run with EINVAL)
+    MALLOC_CONF = "oversize_threshold:1,metadata_thp:auto,dirty_decay_ms:9000000000,muzzy_decay_ms:9000000000"
     packages = ("libjemalloc2",)
 
     def __init__(self, arch, omp=True):

@@ -87,3 +87,8 @@ def test_an_empty_wheel_directory_is_an_error(tmp_path):
     from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
     with pytest.raises(OutputError, match="holds no .whl file"):
         generate.write(DOC, str(tmp_path / "ctx"), ["docker"], BASE, wheels=str(tmp_path))
+
+
+def test_the_allocator_starts_no_thread():
+    """Before: background_thread:true; ch-image build's next RUN failed (ch-run: can't init user+mount namespaces)."""
+    assert "background_thread" not in blocks.TunedRuntime.MALLOC_CONF

@@ -18,7 +18,7 @@ RUN pip install --no-cache-dir --no-index --find-links /opt/modak/wheels torch==
 
 # tuned runtime: jemalloc, OpenMP placement
 ENV LD_PRELOAD="/usr/lib/x86_64-linux-gnu/libjemalloc.so.2" \
-    MALLOC_CONF="oversize_threshold:1,background_thread:true,metadata_thp:auto,dirty_decay_ms:9000000000,muzzy_decay_ms:9000000000" \
+    MALLOC_CONF="oversize_threshold:1,metadata_thp:auto,dirty_decay_ms:9000000000,muzzy_decay_ms:9000000000" \
     OMP_PROC_BIND="close" \
     OMP_PLACES="cores"
 
@@ -31,7 +31,7 @@ LABEL modak.accelerator="none" \
       modak.math="mkl,onednn" \
       modak.name="modak-pytorch-2.13.0-cpu-x86-64-v2" \
       modak.version="2.13.0" \
-      modak.recipe.sha256="be06aa615044ae1a4845cf362cc7c2c68b9319af0d527510c887266a4c9fcccd"
+      modak.recipe.sha256="f6956a6253ce4904423f4a442cb30468c2958f65861496dea6267450940943aa"
 
 # test
 RUN python3 -c 'import torch; print(torch.__version__)'

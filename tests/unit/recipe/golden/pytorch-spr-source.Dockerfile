@@ -27,7 +27,7 @@ ENV MKL_ENABLE_INSTRUCTIONS="AVX512"
 
 # tuned runtime: jemalloc, OpenMP placement
 ENV LD_PRELOAD="/usr/lib/x86_64-linux-gnu/libjemalloc.so.2" \
-    MALLOC_CONF="oversize_threshold:1,background_thread:true,metadata_thp:auto,dirty_decay_ms:9000000000,muzzy_decay_ms:9000000000" \
+    MALLOC_CONF="oversize_threshold:1,metadata_thp:auto,dirty_decay_ms:9000000000,muzzy_decay_ms:9000000000" \
     OMP_PROC_BIND="close" \
     OMP_PLACES="cores"
 
@@ -45,7 +45,7 @@ LABEL modak.accelerator="none" \
       modak.math="mkl,onednn" \
       modak.name="modak-pytorch-2.5.1-cpu-sapphirerapids" \
       modak.version="2.5.1" \
-      modak.recipe.sha256="c0306ef0c9c47176eb36969fe6c15446d6299076f7acb2b7426c8c9e69daaa57"
+      modak.recipe.sha256="4f43685477a0cc5aad0b1b7744bb1312cdb5538129fd2c1a4b3bf351ec0a008c"
 
 # test
 RUN python3 -c 'import torch; print(torch.__version__)'
