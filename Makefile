@@ -1,5 +1,5 @@
 # The two commands of the README: `make run` and `make test`.
-.PHONY: run test venv schema clean csar
+.PHONY: run test venv schema clean csar demo
 
 venv:
 	@scripts/bootstrap
@@ -9,6 +9,11 @@ run: venv
 
 test: venv
 	scripts/test
+
+# End to end as root: build the example's image from modak's recipe, push it, run the MNIST job in it under
+# Slurm with Charliecloud and with Podman (scripts/demo; docs/containers.md).
+demo: venv
+	scripts/demo
 
 schema: venv
 	.venv/bin/python scripts/export_schema.py > schemas/modak-dsl.schema.json

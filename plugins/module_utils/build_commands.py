@@ -91,7 +91,7 @@ def push_argv(engine, image, dest, tls_verify=True):
     if not dest.startswith("docker://"):
         raise BuildError("%s pushes to a docker:// destination, not %r" % (engine, dest))
     if engine == "charliecloud":
-        return ["ch-image", "push", image, dest[len("docker://"):]]
+        return ["ch-image"] + ([] if tls_verify else ["--tls-no-verify"]) + ["push", image, dest[len("docker://"):]]
     tool = "buildah" if engine == "buildah" else "podman"
     return [tool, "push", "--tls-verify=%s" % ("true" if tls_verify else "false"), image, dest]
 

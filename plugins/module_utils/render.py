@@ -13,6 +13,7 @@ import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils import launchers, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.model import JobScript
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtimes
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry as schedulers
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
@@ -45,34 +46,18 @@ def run_notes(argv):
 
 
 def sif_name(uri):
-    """docker://ethcscs/openmpi:3.1.3 -> openmpi_3.1.3.sif (the original's naming, made safe)."""
-    last = uri.split("://", 1)[-1].rstrip("/").split("/")[-1]
-    name = re.sub(r"[^A-Za-z0-9._-]", "_", last.replace(":", "_").replace("@", "_"))
-    return name if name.endswith(".sif") else name + ".sif"
-
-
-def is_local_sif(uri):
-    return "://" not in uri and uri.endswith(".sif")
+    """docker://ethcscs/openmpi:3.1.3 -> openmpi_3.1.3-<digest of the whole reference>.sif (never shared)."""
+    return names.cache_name(uri, ".sif")
 
 
 def launcher_words(settings):
     return launchers.words(settings)
 
 
-def image_lines(req, uri, runtime):
-    """Lines that make $IMAGE point at a local SIF file, pulling it once if missing."""
-    if is_local_sif(uri):
-        return ["IMAGE=%s" % shell.quote(uri)]
-    image_dir = shell.quote(req.target.image_dir) if req.target.image_dir else runtime.image_dir_expr()
-    pull = shell.command(runtime.pull_argv(Raw('"$IMAGE.part.$$"'), uri))
-    return [
-        "MODAK_IMAGE_DIR=%s" % image_dir,
-        'mkdir -p "$MODAK_IMAGE_DIR"',
-        'IMAGE="$MODAK_IMAGE_DIR/%s"' % sif_name(uri),
-        'if [ ! -s "$IMAGE" ]; then',
-        '  %s && mv -f "$IMAGE.part.$$" "$IMAGE"' % pull,
-        "fi",
-    ]
+def image_lines(req, uri, runtime, gpu_vendor="none"):
+    """Lines that make $IMAGE name the image for the runtime, pulling it once if missing."""
+    image_dir = shell.quote(req.target.image_dir) if req.target.image_dir else None
+    return runtime.fetch_lines(uri, image_dir, gpu_vendor)
 
 
 _PARALLELISM = re.compile(r"\{\{\s*BUILD_PARALLELISM\s*\}\}")
@@ -138,10 +123,11 @@ def render(req, choice, settings):
     if app.working_directory and app.working_directory not in binds:
         binds.append(app.working_directory)
     if choice.uri:
-        body.extend(image_lines(req, choice.uri, runtime))
+        body.extend(image_lines(req, choice.uri, runtime, settings.gpu_vendor))
 
         def wrap(argv):
-            return runtime.exec_argv(IMAGE, argv, settings.gpu_vendor, binds)
+            return runtime.exec_argv(IMAGE, argv, settings.gpu_vendor, binds, env=settings.env,
+                                     cwd=app.working_directory)
     else:
         def wrap(argv):
             return list(argv)

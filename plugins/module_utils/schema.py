@@ -220,8 +220,8 @@ TARGET = _obj({
     "job_scheduler_type": _enum(SCHEDULERS, "Scheduler: %s." % scheduler_registry.describe()),
     "name": _s(NAME, "Infrastructure name."),
     "container_engine": _enum(ENGINES, "Container runtime on the target.", default="apptainer"),
-    "image_dir": _s(ABS_PATH, "Directory of pulled .sif images on the target (default $MODAK_IMAGE_DIR, "
-                              "$SINGULARITY_DIR or ~/.modak/images)."),
+    "image_dir": _s(ABS_PATH, "Directory of pulled images on the target: .sif files, Charliecloud "
+                              "directories (default $MODAK_IMAGE_DIR, $SINGULARITY_DIR or ~/.modak/images)."),
     "login_host": _s(HOST, "Host (inventory name or DNS name) where jobs are submitted: the cluster's login node."),
     "work_dir": _s(ABS_PATH, "Absolute directory on the login host where the job script is copied and submitted."),
     "partition": _s(NAME, "Partition (queue) used when job_options names none."),

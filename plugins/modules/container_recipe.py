@@ -45,8 +45,16 @@ options:
     default: [singularity, docker]
   base_image:
     description:
-      - Replace the base image chosen from the DSL (for example a site's mirror of C(debian:bookworm-slim)).
+      - Replace the base image chosen from the DSL (for example a site's mirror of C(debian:bookworm-slim), or the
+        Debian base C(scripts/base-image) builds with mmdebstrap).
     type: str
+  wheels:
+    description:
+      - A directory of wheels on the managed host (for example the pinned CPU C(torch) wheel and its dependencies,
+        made with C(pip download)). Its C(*.whl) files are hard-linked (else copied) into O(output_dir)C(/wheels), the
+        build context's C(wheels/); the recipe copies them into the image and installs the framework from them only
+        (C(pip --no-index --find-links)) instead of the framework's own index.
+    type: path
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -79,6 +87,14 @@ EXAMPLES = r"""
     output_dir: /tmp/modak/recipes
     formats: [docker]
     base_image: localhost/debian:bookworm-slim
+
+- name: PyTorch from a pinned local wheel, on the mmdebstrap base
+  sodalite.modak.container_recipe:
+    dsl_file: examples/pytorch-mnist-slurm.yaml
+    output_dir: /tmp/modak/recipes
+    formats: [docker]
+    base_image: localhost/modak/debian:bookworm
+    wheels: /opt/wheels
 """
 
 RETURN = r"""
@@ -141,7 +157,7 @@ def run(module):
     else:
         document = dsl.loads(str(params["dsl"]))
     result = generate.write(document, params["output_dir"], params["formats"], params["base_image"],
-                            check_mode=module.check_mode)
+                            check_mode=module.check_mode, wheels=params["wheels"])
     diff = result.pop("diff")
     if module._diff:
         result["diff"] = diff
@@ -157,6 +173,7 @@ def main():
             formats=dict(type="list", elements="str", choices=["singularity", "docker"],
                          default=["singularity", "docker"]),
             base_image=dict(type="str"),
+            wheels=dict(type="path"),
         ),
         mutually_exclusive=[("dsl", "dsl_file")],
         required_one_of=[("dsl", "dsl_file")],

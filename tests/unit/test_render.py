@@ -47,7 +47,7 @@ def test_original_egi_job_fixed(catalog):
     text = result.script.text
     assert "#SBATCH --error=mpi_test.err" in text           # the original wrote '-error='
     assert "#SBATCH --time=01:00:00" in text
-    assert 'IMAGE="$MODAK_IMAGE_DIR/openmpi_3.1.3.sif"' in text
+    assert 'IMAGE="$MODAK_IMAGE_DIR/openmpi_3.1.3-fb6ff9ce34389385.sif"' in text
     assert "srun --ntasks=80 --cpus-per-task=2 apptainer exec --nv \"$IMAGE\" ./xthi" in text
     assert "apptainer exec --nv \"$IMAGE\" bash -c 'mpicc -o xthi -fopenmp Xthi.c'" in text
     assert "--no-check-certificate" not in text
@@ -125,12 +125,19 @@ def test_build_parallelism_is_replaced_without_templates(catalog):
     assert "bash -c 'make -j6 {{ 7*7 }}'" in text and "49" not in text
 
 
-@pytest.mark.parametrize("uri,name", [("docker://ethcscs/openmpi:3.1.3", "openmpi_3.1.3.sif"),
-                                      ("library://code_aster_14.4.0_mpich_avx2", "code_aster_14.4.0_mpich_avx2.sif"),
-                                      ("docker://r/x@sha256:ab", "x_sha256_ab.sif"),
-                                      ("oras://reg/ns/img.sif", "img.sif")])
+@pytest.mark.parametrize("uri,name", [("docker://ethcscs/openmpi:3.1.3", "openmpi_3.1.3-fb6ff9ce34389385.sif"),
+                                      ("library://code_aster_14.4.0_mpich_avx2",
+                                       "code_aster_14.4.0_mpich_avx2-58bcb494b5ef5628.sif"),
+                                      ("docker://r/x@sha256:ab", "x_sha256_ab-348d8b073337a704.sif"),
+                                      ("oras://reg/ns/img.sif", "img-ff1335d82085bdfc.sif")])
 def test_sif_names(uri, name):
     assert sif_name(uri) == name
+
+
+def test_sif_names_of_different_references_never_collide():
+    """Before: both were pytorch_2.5.sif, so one DSL could swap the image later jobs of the other ran."""
+    assert sif_name("docker://a.example/x/pytorch:2.5") != sif_name("docker://pytorch/pytorch:2.5")
+    assert sif_name("docker://a.example/x/pytorch:2.5").startswith("pytorch_2.5-")
 
 
 HOSTILE = ["$(touch pwned)", "`touch pwned`", "; touch pwned", "' ; touch pwned; '", '" ; touch pwned; "',

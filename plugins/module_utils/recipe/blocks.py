@@ -59,6 +59,11 @@ class Shell(object):
 
 
 @dataclass(frozen=True)
+class Files(object):
+    pairs: Tuple[Tuple[str, str], ...]  # (path in the build context, path in the image)
+
+
+@dataclass(frozen=True)
 class Env(object):
     pairs: Tuple[Tuple[str, str], ...]
 
@@ -221,22 +226,30 @@ class FrameworkPip(Block):
 
     version: version to pin, ``2.5`` (becomes ``==2.5.*``) or ``2.5.1`` (``==2.5.1``).
 
+    wheels: install the framework and its dependencies from the ``wheels/`` directory of the build context
+    only (copied to /opt/modak/wheels, ``pip --no-index --find-links``, removed after the install) instead of
+    ``index_url``: a pinned, offline-reproducible install for sites whose builders reach no package index.
+
     # Examples
 
     ```python
     FrameworkPip("pytorch", "2.5", index_url="https://download.pytorch.org/whl/cpu")
+    FrameworkPip("pytorch", "2.13.0", wheels=True)   # the pinned torch-2.13.0+cpu wheel from wheels/
     ```
     """
 
     title = "framework (pip)"
     PACKAGES = frameworks.pip_packages()
 
-    def __init__(self, framework, version, index_url=None, extra=()):
+    WHEELS = ("wheels", "/opt/modak/wheels")
+
+    def __init__(self, framework, version, index_url=None, extra=(), wheels=False):
         if framework not in self.PACKAGES:
             raise RecipeError("no pip package is known for the framework %r" % framework)
         self.framework = framework
         self.version = check(VERSION, version, "framework version")
-        self.index_url = check(URL, index_url, "pip index") if index_url else None
+        self.wheels = bool(wheels)
+        self.index_url = check(URL, index_url, "pip index") if index_url and not self.wheels else None
         self.extra = tuple(check(PIP_SPEC, e, "pip requirement") for e in extra)
 
     @property
@@ -248,13 +261,22 @@ class FrameworkPip(Block):
         words = ["pip", "install", "--no-cache-dir"]
         if self.index_url:
             words.extend(["--extra-index-url", self.index_url])
+        if self.wheels:
+            words.extend(["--no-index", "--find-links", self.WHEELS[1]])
         words.append(self.requirement)
         words.extend(self.extra)
-        return [Comment("%s %s from pip" % (self.framework, self.version)), Shell((shell.join(words),))]
+        out = [Comment("%s %s from pip" % (self.framework, self.version))]
+        if self.wheels:
+            out.append(Files((self.WHEELS,)))
+            return out + [Shell((shell.join(words), "rm -rf %s" % self.WHEELS[1]))]
+        return out + [Shell((shell.join(words),))]
 
     def as_dict(self):
-        return {"block": self.title, "framework": self.framework, "version": self.version,
-                "requirement": self.requirement, "index_url": self.index_url, "extra": list(self.extra)}
+        out = {"block": self.title, "framework": self.framework, "version": self.version,
+               "requirement": self.requirement, "index_url": self.index_url, "extra": list(self.extra)}
+        if self.wheels:
+            out["wheels"] = True
+        return out
 
 
 class FrameworkSource(Block):
@@ -314,6 +336,9 @@ class MathLibs(Block):
 
     framework: the framework (TensorFlow needs ``TF_ENABLE_ONEDNN_OPTS=1``).
 
+    install_mkl: install MKL's pip wheel; false when the framework links MKL statically (PyTorch's
+    x86_64 wheels). Default true.
+
     instructions: MKL's ``MKL_ENABLE_INSTRUCTIONS`` (``AVX512``, ``AVX2``) for the target; none by default.
 
     libraries: ``mkl``, ``onednn`` (and for GPUs ``cudnn``/``miopen``, which come with the base).
@@ -327,15 +352,16 @@ class MathLibs(Block):
 
     title = "math libraries"
 
-    def __init__(self, libraries, framework=None, instructions=None):
+    def __init__(self, libraries, framework=None, instructions=None, install_mkl=True):
         self.libraries = tuple(sorted(set(libraries)))
         self.framework = framework
+        self.install_mkl = bool(install_mkl)
         self.instructions = check(re.compile(r"^[A-Z0-9_]{1,32}\Z"), instructions, "MKL instructions") \
             if instructions else None
 
     def primitives(self):
         out = []
-        if "mkl" in self.libraries:
+        if "mkl" in self.libraries and self.install_mkl:
             out.extend([Comment("math libraries: MKL"), Shell(("pip install --no-cache-dir mkl",))])
         env = []
         if "mkl" in self.libraries and self.instructions:
@@ -347,7 +373,58 @@ class MathLibs(Block):
         return out
 
     def as_dict(self):
-        return {"block": self.title, "libraries": list(self.libraries), "instructions": self.instructions}
+        out = {"block": self.title, "libraries": list(self.libraries), "instructions": self.instructions}
+        if "mkl" in self.libraries and not self.install_mkl:
+            out["install_mkl"] = False
+        return out
+
+
+class TunedRuntime(Block):
+    """The CPU runtime modak tunes for framework images: jemalloc as the allocator and OpenMP placement.
+
+    Threads are not fixed in the image: the job script exports ``OMP_NUM_THREADS`` (and overrides these
+    defaults) with the settings modak chose for the job.
+
+    # Parameters
+
+    arch: ``x86_64`` or ``aarch64`` (the library directory of Debian's ``libjemalloc2``).
+
+    omp: set ``OMP_PROC_BIND=close`` and ``OMP_PLACES=cores``. Default true.
+
+    # Examples
+
+    ```python
+    TunedRuntime("x86_64")   # LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2, MALLOC_CONF=...
+    ```
+    """
+
+    title = "tuned runtime"
+    TRIPLETS = {"x86_64": "x86_64-linux-gnu", "aarch64": "aarch64-linux-gnu"}
+    # Intel's PyTorch CPU settings for jemalloc without background_thread:true: a preloaded allocator thread
+    # makes any process that reads the image's environment on the host multithreaded, and a multithreaded
+    # process cannot enter a user namespace (ch-image build's RUN after this ENV failed in ch-run with EINVAL)
+    MALLOC_CONF = "oversize_threshold:1,metadata_thp:auto,dirty_decay_ms:9000000000,muzzy_decay_ms:9000000000"
+    packages = ("libjemalloc2",)
+
+    def __init__(self, arch, omp=True):
+        if arch not in self.TRIPLETS:
+            raise RecipeError("no tuned runtime is known for the architecture %r" % arch)
+        self.arch = arch
+        self.omp = bool(omp)
+
+    @property
+    def variables(self):
+        pairs = [("LD_PRELOAD", "/usr/lib/%s/libjemalloc.so.2" % self.TRIPLETS[self.arch]),
+                 ("MALLOC_CONF", self.MALLOC_CONF)]
+        if self.omp:
+            pairs.extend([("OMP_PROC_BIND", "close"), ("OMP_PLACES", "cores")])
+        return tuple(pairs)
+
+    def primitives(self):
+        return [Comment("tuned runtime: jemalloc, OpenMP placement"), Env(self.variables)]
+
+    def as_dict(self):
+        return {"block": self.title, "arch": self.arch, "variables": dict(self.variables)}
 
 
 class GraphCompiler(Block):

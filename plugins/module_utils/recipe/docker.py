@@ -33,6 +33,8 @@ def write(recipe):
             out.extend(["", "# %s" % prim.text])
         elif isinstance(prim, blocks.Shell):
             out.append("RUN " + " && \\\n    ".join(prim.commands))
+        elif isinstance(prim, blocks.Files):
+            out.extend("COPY %s %s" % pair for pair in prim.pairs)
         elif isinstance(prim, blocks.Env):
             out.append("ENV " + " \\\n    ".join("%s=%s" % (k, _env_value(v)) for k, v in prim.pairs))
         elif isinstance(prim, blocks.Label):

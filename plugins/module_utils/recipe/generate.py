@@ -5,17 +5,21 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import docker, model, singularity
 
 WRITERS = {"singularity": singularity, "docker": docker}
 FORMATS = ("singularity", "docker")
 
 
-def render(document, formats=FORMATS, base_image=None):
+def render(document, formats=FORMATS, base_image=None, wheels=False):
     """Parse the DSL and return (recipe, {format: (filename, text)})."""
     request = dsl.parse(document)
-    recipe = model.from_request(request, base_image=base_image)
+    recipe = model.from_request(request, base_image=base_image, wheels=wheels)
     texts = {}
     for fmt in formats:
         writer = WRITERS[fmt]
@@ -23,12 +27,52 @@ def render(document, formats=FORMATS, base_image=None):
     return recipe, texts
 
 
-def write(document, output_dir, formats=FORMATS, base_image=None, check_mode=False):
-    """Write the recipes; returns a dict with changed, recipes, base_image, labels, diff."""
-    recipe, texts = render(document, formats, base_image)
+def place_wheels(source_dir, output_dir, check_mode=False):
+    """Hard-link (else copy) the ``*.whl`` files of ``source_dir`` into ``output_dir``/wheels; the names placed."""
+    try:
+        names = sorted(n for n in os.listdir(source_dir) if n.endswith(".whl"))
+    except OSError as exc:
+        raise OutputError("cannot read the wheel directory %s: %s" % (source_dir, exc.strerror))
+    if not names:
+        raise OutputError("the wheel directory %s holds no .whl file" % source_dir)
+    target = files.target_path(output_dir, "wheels")
+    placed = []
+    for name in names:
+        src = os.path.join(source_dir, name)
+        dest = os.path.join(target, name)   # a name listed by os.listdir: no '/'; target is no symlink
+        if os.path.isfile(dest) and os.path.getsize(dest) == os.path.getsize(src):
+            continue
+        placed.append(name)
+        if check_mode:
+            continue
+        files.ensure_dir(target)
+        tmp = os.path.join(target, ".modak-" + name)
+        try:
+            try:
+                os.link(src, tmp)
+            except OSError:
+                shutil.copy2(src, tmp)
+            os.replace(tmp, dest)
+        except (IOError, OSError) as exc:
+            raise OutputError("cannot place the wheel %s in %s: %s" % (name, target, exc))
+    return placed
+
+
+def write(document, output_dir, formats=FORMATS, base_image=None, check_mode=False, wheels=None):
+    """Write the recipes; returns a dict with changed, recipes, base_image, labels, diff.
+
+    ``wheels``: a directory of wheels (the framework's pinned wheel) placed in the build context.
+    """
+    recipe, texts = render(document, formats, base_image, bool(wheels))
     if not check_mode:
         files.ensure_dir(output_dir)
     changed, paths, diff = False, {}, []
+    if wheels:
+        placed = place_wheels(wheels, output_dir, check_mode)
+        if placed:
+            changed = True
+            diff.append({"before_header": "wheels/", "after_header": "wheels/", "before": "",
+                         "after": "".join(n + "\n" for n in placed)})
     for fmt in formats:
         filename, text = texts[fmt]
         path = files.target_path(output_dir, filename)

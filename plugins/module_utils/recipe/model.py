@@ -142,8 +142,12 @@ def _mpi_version(opt):
     return versions.render(request.prefix)
 
 
-def from_request(request, base_image=None):
-    """Derive the Recipe from a JobRequest that has an optimisation section."""
+def from_request(request, base_image=None, wheels=False):
+    """Derive the Recipe from a JobRequest that has an optimisation section.
+
+    ``base_image`` replaces the base chosen from the request; ``wheels``: the framework's wheel comes from the
+    build context's ``wheels/`` directory (``blocks.FrameworkPip``).
+    """
     opt = request.opt
     if opt is None:
         raise RecipeError("a recipe needs the DSL's optimisation section (job.optimisation)")
@@ -184,7 +188,7 @@ def from_request(request, base_image=None):
                 index = TORCH_INDEX + ("cu%s" % "".join(base.cuda.split(".")[:2]) if accelerator == "nvidia" else
                                        "rocm%s" % ".".join(base.rocm.split(".")[:2]) if accelerator == "amd" else
                                        "cpu")
-            body.append(blocks.FrameworkPip(opt.framework, version, index_url=index))
+            body.append(blocks.FrameworkPip(opt.framework, version, index_url=index, wheels=wheels))
             attrs.update(build="optimised-pip", isa=baseline, cpu_features=[])
         math = []
         if accelerator == "nvidia":
@@ -197,8 +201,14 @@ def from_request(request, base_image=None):
             math = ["onednn"]
         if math:
             instructions = {"x86-64-v3": "AVX2", "x86-64-v4": "AVX512"}.get(attrs["isa"])
+            # PyTorch's x86_64 wheels link MKL statically: no MKL wheel next to them
             body.append(blocks.MathLibs([m for m in math if m in ("mkl", "onednn")], framework=opt.framework,
-                                        instructions=instructions))
+                                        instructions=instructions,
+                                        install_mkl=not (opt.framework == "pytorch" and not source)))
+        if opt.framework == "pytorch" and accelerator == "none" and profile.arch in blocks.TunedRuntime.TRIPLETS:
+            tuned = blocks.TunedRuntime(profile.arch, omp=not opt.omp_affinity)
+            packages.extend(tuned.packages)
+            body.append(tuned)
         compilers = [c for c in opt.compilers if c in ("xla", "inductor")]
         for bundled in frameworks.get(opt.framework).bundled:
             if bundled not in compilers:

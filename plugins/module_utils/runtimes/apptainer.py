@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from ansible_collections.sodalite.modak.plugins.module_utils import shell
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
 
@@ -19,8 +21,13 @@ class Apptainer(object):
     def pull_argv(self, dest, uri):
         return [self.binary, "pull", "--force", dest, uri]
 
-    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None):
-        """``image`` is a word (often Raw('"$IMAGE"')); an empty argv runs the image's runscript."""
+    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None):
+        """``image`` is a word (often Raw('"$IMAGE"')); an empty argv runs the image's runscript.
+
+        ``env`` (name, value) pairs need no flag: Apptainer passes the job's environment to the container,
+        and it binds and enters the current directory itself (``cwd``, the script's working directory).
+        """
+        del env, cwd
         words = [self.binary, "exec" if argv else "run"]
         words.extend(self.gpu_flags(gpu_vendor))
         if binds:
@@ -37,3 +44,25 @@ class Apptainer(object):
         for var in reversed(self.image_dir_vars):
             expr = "${%s:-%s}" % (var, expr)
         return Raw('"%s"' % expr)
+
+    @staticmethod
+    def is_local(uri):
+        return "://" not in uri and uri.endswith(".sif")
+
+    def fetch_lines(self, uri, image_dir=None, gpu_vendor="none"):
+        """Lines that make $IMAGE point at a local SIF file, pulling it once if missing.
+
+        ``image_dir`` is a shell word (quoted path); None: the runtime's default expression.
+        """
+        del gpu_vendor
+        if self.is_local(uri):
+            return ["IMAGE=%s" % shell.quote(uri)]
+        pull = shell.command(self.pull_argv(Raw('"$IMAGE.part.$$"'), uri))
+        return [
+            "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
+            'mkdir -p "$MODAK_IMAGE_DIR"',
+            'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri, ".sif"),
+            'if [ ! -s "$IMAGE" ]; then',
+            '  %s && mv -f "$IMAGE.part.$$" "$IMAGE"' % pull,
+            "fi",
+        ]

@@ -6,9 +6,11 @@
 from __future__ import annotations
 
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes.apptainer import Apptainer
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes.charliecloud import Charliecloud
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes.podman import Podman
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes.singularity import Singularity
 
-RUNTIMES = {runtime.name: runtime for runtime in (Apptainer(), Singularity())}
+RUNTIMES = {runtime.name: runtime for runtime in (Apptainer(), Singularity(), Charliecloud(), Podman())}
 
 
 def get(name):

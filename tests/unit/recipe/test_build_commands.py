@@ -78,3 +78,11 @@ def test_job_script_passes_bash_n_and_shellcheck(tmp_path, root):
     shellcheck = os.path.join(root, ".venv", "bin", "shellcheck")
     if os.path.exists(shellcheck):
         subprocess.run([shellcheck, str(script)], check=True)
+
+
+def test_charliecloud_push_honours_tls_verify():
+    """Before: tls_verify was ignored for ch-image, so a registry with a private CA could not be used."""
+    assert bc.push_argv("charliecloud", "x", "docker://127.0.0.1:5000/m/x:1") == [
+        "ch-image", "push", "x", "127.0.0.1:5000/m/x:1"]
+    assert bc.push_argv("charliecloud", "x", "docker://127.0.0.1:5000/m/x:1", tls_verify=False) == [
+        "ch-image", "--tls-no-verify", "push", "x", "127.0.0.1:5000/m/x:1"]

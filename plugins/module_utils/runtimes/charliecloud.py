@@ -1,0 +1,82 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Charliecloud: unprivileged ``ch-run`` of an image directory (argv lists; Raw words are shell expressions).
+
+A registry image is pulled once with ``ch-image pull`` and converted to a directory in the image directory
+(``ch-convert -i ch-image -o dir``) under a name that cannot collide (``names.cache_name``); NVIDIA
+libraries are injected there with ``ch-fromhost --nvidia``. A local directory or SquashFS file is run in
+place. ``ch-run`` gets the image's environment (``--set-env``), then the job's variables on top, a private
+/tmp, the binds and the submit directory as working directory.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.sodalite.modak.plugins.module_utils import shell
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, oci
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes.apptainer import Apptainer
+from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
+
+PWD = Raw('"$PWD"')
+
+
+class Charliecloud(object):
+    name = "charliecloud"
+    binary = "ch-run"
+    image_dir_vars = ("MODAK_IMAGE_DIR", "CH_IMAGE_DIR")
+
+    def gpu_flags(self, vendor):
+        """ch-run has no GPU flag: NVIDIA libraries go into the image (``prepare_argv``), /dev is the host's."""
+        del vendor
+        return []
+
+    def prepare_argv(self, image, gpu_vendor):
+        """argv run once on a freshly converted image directory, or None."""
+        return ["ch-fromhost", "--nvidia", image] if gpu_vendor == "nvidia" else None
+
+    def pull_argv(self, ref):
+        return ["ch-image", "pull", ref]
+
+    def convert_argv(self, ref, dest):
+        return ["ch-convert", "-i", "ch-image", "-o", "dir", ref, dest]
+
+    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None):
+        """``ch-run``; the current directory is bound and entered: ``cwd`` (already among ``binds``) or $PWD."""
+        if not argv:
+            raise DslInvalid([DslProblem("job.application.executable", "is required with charliecloud: "
+                                         "ch-run has no runscript", hint="name the program to run in the image")])
+        words = [self.binary, "--set-env"]
+        words.extend("--set-env=%s=%s" % (name, value) for name, value in env)
+        words.extend(self.gpu_flags(gpu_vendor))
+        words.append("--private-tmp")
+        for bind in binds:
+            src, dst, _opts = oci.split_bind(bind)   # ch-run binds are read-write; options are dropped
+            words.extend(["-b", src if dst == src else "%s:%s" % (src, dst)])
+        if not cwd:
+            words.extend(["-b", PWD])
+        words.extend(["-c", workdir or cwd or PWD, image, "--"])
+        words.extend(argv)
+        return words
+
+    image_dir_expr = Apptainer.image_dir_expr
+
+    def fetch_lines(self, uri, image_dir=None, gpu_vendor="none"):
+        if "://" not in uri:
+            if uri.endswith(".sif"):
+                raise DslInvalid([DslProblem("job.target.container_engine",
+                                             "charliecloud cannot run the SIF file %s" % uri, self.name,
+                                             hint="give an image directory or a .sqfs file, or choose apptainer")])
+            return ["IMAGE=%s" % shell.quote(uri)]
+        ref = oci.reference(uri, self.name)
+        part = Raw('"$IMAGE.part.$$"')
+        steps = [self.pull_argv(ref), self.convert_argv(ref, part), self.prepare_argv(part, gpu_vendor),
+                 ["mv", "-T", part, Raw('"$IMAGE"')]]
+        return [
+            "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
+            'mkdir -p "$MODAK_IMAGE_DIR"',
+            'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri),
+            'if [ ! -d "$IMAGE" ]; then',
+            "  %s" % " && ".join(shell.command(step) for step in steps if step),
+            "fi",
+        ]

@@ -1,0 +1,63 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Podman: ``podman run`` with the flags HPC users expect (argv lists; Raw words are shell expressions).
+
+Host network and IPC (MPI, shared memory), the caller's uid inside the container (``--userns=keep-id``,
+which rootful Podman refuses, so root keeps ``--userns=host``), the job's environment by name, the binds
+and the submit directory as working directory, GPUs through CDI. Podman keeps pulled images in its own
+storage, so there is no image file: ``$IMAGE`` is the fully qualified reference.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.sodalite.modak.plugins.module_utils import shell
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import oci
+from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
+
+USERNS = Raw('"$MODAK_PODMAN_USERNS"')
+PWD = Raw('"$PWD"')
+
+
+class Podman(object):
+    name = "podman"
+    binary = "podman"
+
+    def gpu_flags(self, vendor):
+        if vendor == "nvidia":
+            return ["--device", "nvidia.com/gpu=all"]
+        if vendor == "amd":
+            return ["--device", "/dev/kfd", "--device", "/dev/dri"]
+        return []
+
+    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None):
+        """``podman run``; ``env`` (name, value) pairs are passed by name (their values are exported before).
+
+        The current directory is bound and entered: ``cwd`` when the script changed to a known directory
+        (already among ``binds``), else ``$PWD``.
+        """
+        words = [self.binary, "run", "--rm", "--network=host", "--ipc=host", USERNS]
+        for name, _value in env:
+            words.extend(["--env", name])
+        words.extend(self.gpu_flags(gpu_vendor))
+        for bind in binds:
+            src, dst, opts = oci.split_bind(bind)
+            words.extend(["--volume", ":".join([src, dst] + ([opts] if opts else []))])
+        if not cwd:
+            words.extend(["--volume", Raw('"$PWD:$PWD"')])
+        words.extend(["--workdir", workdir or cwd or PWD, image])
+        words.extend(argv)
+        return words
+
+    def fetch_lines(self, uri, image_dir=None, gpu_vendor="none"):
+        """``$IMAGE`` (the reference; podman pulls it once into its storage) and the user-namespace flag."""
+        del image_dir, gpu_vendor
+        if "://" not in uri and uri.endswith(".sif"):
+            raise DslInvalid([DslProblem("job.target.container_engine", "podman cannot run the SIF file %s" % uri,
+                                         self.name, hint="choose apptainer or singularity for SIF files")])
+        return [
+            "MODAK_PODMAN_USERNS=--userns=keep-id",
+            'if [ "$(id -u)" = 0 ]; then MODAK_PODMAN_USERNS=--userns=host; fi  # keep-id is rootless only',
+            "IMAGE=%s" % shell.quote(oci.reference(uri, self.name)),
+        ]
