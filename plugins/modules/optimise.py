@@ -295,7 +295,7 @@ def _catalog(params):
     names = set(image.name for image in images)
     for reg in params["registries"] or ():
         found, said = oci_catalog.load(reg["url"], reg["username"], reg["password"], reg["token"],
-                                            reg["validate_certs"], reg["timeout"], reg["repositories"])
+                                       reg["validate_certs"], reg["timeout"], reg["repositories"])
         warnings.extend(said)
         for image in found:
             if image.name in names:

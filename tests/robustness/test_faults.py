@@ -101,7 +101,7 @@ def _closed_port():
 def test_registry_down_falls_back_with_a_warning():
     fallback = ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml")).images
     images, warnings = oci_catalog.load("http://127.0.0.1:%d" % _closed_port(), timeout=2.0,
-                                             fallback=fallback)
+                                        fallback=fallback)
     ok = list(images) == list(fallback) and any("was not read" in w for w in warnings)
     images2, warnings2 = oci_catalog.load("http://127.0.0.1:%d" % _closed_port(), timeout=2.0)
     ok = bool(ok and images2 == [] and warnings2)
