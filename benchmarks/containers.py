@@ -124,7 +124,7 @@ def modak_settings():
     catalog = ImageCatalog(catalog_images, source="none")
     records = store.load(STORE)
     result = pipeline.optimise(pinned_dsl(), catalog, records, store.local_hardware())
-    env = [(k, v) for k, v in result.settings.env]
+    env = list(result.settings.env)
     return {"env": env, "args": list(result.settings.extra_args), "threads": result.settings.threads,
             "prediction": (result.extra or {}).get("prediction")}
 
@@ -240,7 +240,7 @@ def main(argv=None):
                      "loss_last": [r["loss"]["last"] for r in recs]}
     med = {a: arms[a]["per_sample_ms"]["median"] for a in arms}
     paired_overhead = [o / b - 1 for o, b in zip(arms["official"]["per_sample_ms"]["runs"],
-                                                  arms["bare"]["per_sample_ms"]["runs"])]
+                                                 arms["bare"]["per_sample_ms"]["runs"])]
     paired_speedup = [o / m for o, m in zip(arms["official"]["per_sample_ms"]["runs"],
                                             arms["modak"]["per_sample_ms"]["runs"])]
     data = {

@@ -19,20 +19,20 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "collections"))
 
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import model, store  # noqa: E402
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor, store  # noqa: E402
 
 
 def spread(records):
     """(pooled within-configuration sd of log time, median runs per configuration)."""
     squares, dof, sizes = 0.0, 0, []
-    for rows in model.by_config(records).values():
+    for rows in predictor.by_config(records).values():
         logs = [math.log(r["timing"]["per_sample_s"]) for r in rows]
         sizes.append(len(logs))
         if len(logs) > 1:
             mean = sum(logs) / len(logs)
             squares += sum((v - mean) ** 2 for v in logs)
             dof += len(logs) - 1
-    return (math.sqrt(squares / dof) if dof else None), model._median(sizes)
+    return (math.sqrt(squares / dof) if dof else None), predictor._median(sizes)
 
 
 def main(argv=None):
@@ -48,11 +48,11 @@ def main(argv=None):
     hw_class = max(found, key=found.get)
     own = [r for r in records if store.hardware_class(r.get("hardware")) == hw_class]
     loads = sorted(store.foreign_load(r) for r in own)
-    loglinear = model.loco(own, "loglinear", hw_class)
-    linear = model.loco(own, "linear", hw_class)
+    loglinear = predictor.loco(own, "loglinear", hw_class)
+    linear = predictor.loco(own, "linear", hw_class)
     sd, n = spread(own)
     print(json.dumps({"hw_class": hw_class, "runs": len(own), "configs": loglinear["n_configs"],
-                      "foreign_load_median": model._median(loads), "foreign_load_min": loads[0],
+                      "foreign_load_median": predictor._median(loads), "foreign_load_min": loads[0],
                       "foreign_load_max": loads[-1],
                       "loco_median_error": loglinear["median"], "loco_mean_error": loglinear["mean"],
                       "baseline_linear_loco_median_error": linear["median"],

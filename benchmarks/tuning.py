@@ -18,13 +18,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import runner  # noqa: E402
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import model, search, store  # noqa: E402
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor, search, store  # noqa: E402
 
 GRID = {"threads": [1, 2], "batch_size": [64, 128], "precision": ["fp32", "bf16"], "compile": [False, True]}
 
 
 def median(values):
-    return model._median(values)
+    return predictor._median(values)
 
 
 def top_grid(grid_records, summary, k, hw_class):
@@ -32,7 +32,7 @@ def top_grid(grid_records, summary, k, hw_class):
     load with the model fitted on the grid (raw medians mix quiet and loaded runs)."""
     keys = sorted(summary, key=lambda key: summary[key]["median_s"])[:k]
     try:
-        fitted = model.fit(grid_records, "loglinear", hw_class)
+        fitted = predictor.fit(grid_records, "loglinear", hw_class)
     except ValueError:
         return keys
     adjusted = {}
@@ -107,7 +107,7 @@ def main(argv=None):
         grid_records.append(record)
     store.append(store_path, [r for r in grid_records if r.get("ok")])
     grid_s = time.time() - t0
-    summary = model.measured_summary(grid_records)
+    summary = predictor.measured_summary(grid_records)
     top = top_grid(grid_records, summary, args.top_k, hw_class)
     # 3. side by side: default, modak's choice and the top grid configurations, interleaved, repeated;
     #    the grid's raw medians were taken under different foreign loads, so only this round decides
@@ -143,9 +143,9 @@ def main(argv=None):
     oracle = timings[oracle_name]["config"]
     timings["oracle"] = dict(timings[oracle_name], arm=oracle_name)
     final_loads = [store.foreign_load(r) for rows in final.values() for r in rows if r.get("ok")]
-    loco = model.loco(grid_records, "loglinear", hw_class)
-    loco_linear = model.loco(grid_records, "linear", hw_class)
-    fitted = model.fit(grid_records, "loglinear", hw_class)
+    loco = predictor.loco(grid_records, "loglinear", hw_class)
+    loco_linear = predictor.loco(grid_records, "linear", hw_class)
+    fitted = predictor.fit(grid_records, "loglinear", hw_class)
     all_loads = [store.foreign_load(r) for r in grid_records if r.get("ok")]
     result = {
         "benchmark": "modak tuning: MNIST-CNN training step on CPU",

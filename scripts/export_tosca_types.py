@@ -78,11 +78,9 @@ def _constraints(sub):
     low, high = sub.get("minimum"), sub.get("maximum")
     if "exclusiveMinimum" in sub:
         out.append({"greater_than": sub["exclusiveMinimum"]})
-    if low is not None and high is not None:
-        out.append({"in_range": [low, high]})
-    elif low is not None:
+    if low is not None:
         out.append({"greater_or_equal": low})
-    elif high is not None:
+    if high is not None:
         out.append({"less_or_equal": high})
     return out
 
@@ -91,8 +89,10 @@ def _scalar(sub):
     kinds = sub.get("type")
     if kinds is None and "enum" in sub:
         return "string"
-    if isinstance(kinds, list):  # "string or number": strings in TOSCA (wall_time_limit: "02:00:00")
-        return "string"
+    if isinstance(kinds, list):
+        if "boolean" in kinds:   # a boolean the DSL also takes as "true"/"false" (the original's form)
+            return "boolean"
+        return "string"          # "string or number": strings in TOSCA (wall_time_limit: "02:00:00")
     return SCALARS[kinds]
 
 

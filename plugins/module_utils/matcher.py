@@ -20,7 +20,7 @@ from dataclasses import replace
 from ansible_collections.sodalite.modak.plugins.module_utils import cpu, versions
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import BUILD_RANK
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Choice
-from ansible_collections.sodalite.modak.plugins.module_utils.recipe import model as recipe_model
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_model
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks import RecipeError
 
 SHOWN_REJECTIONS = 20  # rejected images named one by one; past them, counted by reason

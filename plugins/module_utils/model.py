@@ -179,12 +179,13 @@ class Settings:
     engine: str = "apptainer"
     notes: Tuple[str, ...] = ()
     extra_args: Tuple[str, ...] = ()  # program arguments chosen by the performance model
+    tasks: Optional[int] = None  # the job's total tasks (core_count, raised to the ranks the launcher starts)
 
     def as_dict(self):
         return {"nodes": self.nodes, "tasks_per_node": self.tasks_per_node, "ranks": self.ranks,
                 "threads": self.threads, "cpus_per_task": self.cpus_per_task, "launcher": self.launcher,
                 "env": dict(self.env), "gpus": self.gpus, "gpu_vendor": self.gpu_vendor,
-                "container_engine": self.engine, "args": list(self.extra_args)}
+                "container_engine": self.engine, "args": list(self.extra_args), "tasks": self.tasks}
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, DslInvalid
-from ansible_collections.sodalite.modak.plugins.module_utils.recipe import model as recipe_model
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_model
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks import RecipeError
 
 try:

@@ -74,6 +74,11 @@ def plan(req, choice, advice=None):
         launcher = registry.get(req.target.scheduler).default_launcher if _is_mpi(req, ranks) else "none"
     if launcher == "none" and ranks > 1:
         notes.append("launcher 'none' with %d ranks: the program must start its own processes" % ranks)
+    tasks = options.tasks
+    if tasks and launcher != "none" and ranks > tasks:
+        notes.append("core_count %d raised to the %d ranks the launcher starts: a job step cannot start more "
+                     "tasks than the job has (make mpi_ranks and core_count agree)" % (tasks, ranks))
+        tasks = ranks
 
     vendor = opt.accelerator if opt and opt.accelerator in ("nvidia", "amd") else "none"
     gpus = options.gpus_per_node or 0
@@ -100,4 +105,4 @@ def plan(req, choice, advice=None):
     return Settings(nodes=nodes, tasks_per_node=tpn, ranks=ranks, threads=threads, launcher=launcher,
                     env=tuple(env), cpus_per_task=cpus_per_task, gpus=gpus, gpu_vendor=vendor,
                     engine=req.target.engine, notes=tuple(notes),
-                    extra_args=tuple(advice["args"]) if advice else ())
+                    extra_args=tuple(advice["args"]) if advice else (), tasks=tasks)

@@ -167,7 +167,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import model, search, store, tune
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor, search, store, tune
 
 
 def run(module):
@@ -216,7 +216,7 @@ def main():
         mutually_exclusive=[("dsl", "dsl_file")],
         supports_check_mode=True,
     )
-    require(module, *dsl_libraries() + (("scikit-learn", not model.HAS_SKLEARN, str(model.IMPORT_ERROR)),))
+    require(module, *dsl_libraries() + (("scikit-learn", not predictor.HAS_SKLEARN, str(predictor.IMPORT_ERROR)),))
     run_and_exit(module, run)
 
 

@@ -277,10 +277,10 @@ import dataclasses
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sodalite.modak.plugins.module_utils import (
-    dsl, files, pipeline, recipe_images, registry_catalog)
+    dsl, files, pipeline, recipe_images, oci_catalog)
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import model as perf_model
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor as perf_model
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
 
 
@@ -294,8 +294,8 @@ def _catalog(params):
     images, warnings = list(base.images), []
     names = set(image.name for image in images)
     for reg in params["registries"] or ():
-        found, said = registry_catalog.load(reg["url"], reg["username"], reg["password"], reg["token"],
-                                            reg["validate_certs"], reg["timeout"], reg["repositories"])
+        found, said = oci_catalog.load(reg["url"], reg["username"], reg["password"], reg["token"],
+                                       reg["validate_certs"], reg["timeout"], reg["repositories"])
         warnings.extend(said)
         for image in found:
             if image.name in names:
@@ -396,7 +396,7 @@ def main():
     )
     require(module, *dsl_libraries())
     if module.params["registries"]:
-        require(module, ("requests", registry_catalog.requests is None, None))
+        require(module, ("requests", oci_catalog.requests is None, None))
     if module.params["results_store"]:
         require(module, ("scikit-learn", not perf_model.HAS_SKLEARN, perf_model.IMPORT_ERROR))
     run_and_exit(module, run)

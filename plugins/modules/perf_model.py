@@ -134,7 +134,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import PerfError
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import require, run_and_exit
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import model, store
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor, store
 
 
 def _hw_class(params, records):
@@ -153,7 +153,7 @@ def run(module):
     params = module.params
     records = store.load(params["store"])
     hw_class = _hw_class(params, records)
-    fitted = model.fit(records, params["kind"], hw_class)
+    fitted = predictor.fit(records, params["kind"], hw_class)
     out = dict(changed=False, hw_class=hw_class, model=fitted.as_dict())
     if params["action"] == "predict":
         config = store.normalise_config(params["config"] or {})
@@ -161,8 +161,8 @@ def run(module):
         out["prediction"] = dict(config=config, s_per_sample=value, low_s=low, high_s=high,
                                  epoch_s=value * 60000, load=params["load"])
     elif params["action"] == "fit":
-        out["loco"] = model.loco(records, params["kind"], hw_class)
-        out["baseline_loco"] = model.loco(records, "linear", hw_class)
+        out["loco"] = predictor.loco(records, params["kind"], hw_class)
+        out["baseline_loco"] = predictor.loco(records, "linear", hw_class)
     else:
         from ansible_collections.sodalite.modak.plugins.module_utils.perf import report
         if not params["output_dir"]:
@@ -191,7 +191,7 @@ def main():
         required_if=[("action", "predict", ("config",)), ("action", "report", ("output_dir",))],
         supports_check_mode=True,
     )
-    require(module, ("scikit-learn", not model.HAS_SKLEARN, str(model.IMPORT_ERROR)))
+    require(module, ("scikit-learn", not predictor.HAS_SKLEARN, str(predictor.IMPORT_ERROR)))
     run_and_exit(module, run)
 
 

@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 from robustkit import ROOT, install_stubs, record, run_script
 
-from ansible_collections.sodalite.modak.plugins.module_utils import pipeline, registry_catalog
+from ansible_collections.sodalite.modak.plugins.module_utils import pipeline, oci_catalog
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
@@ -100,10 +100,10 @@ def _closed_port():
 
 def test_registry_down_falls_back_with_a_warning():
     fallback = ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml")).images
-    images, warnings = registry_catalog.load("http://127.0.0.1:%d" % _closed_port(), timeout=2.0,
-                                             fallback=fallback)
+    images, warnings = oci_catalog.load("http://127.0.0.1:%d" % _closed_port(), timeout=2.0,
+                                        fallback=fallback)
     ok = list(images) == list(fallback) and any("was not read" in w for w in warnings)
-    images2, warnings2 = registry_catalog.load("http://127.0.0.1:%d" % _closed_port(), timeout=2.0)
+    images2, warnings2 = oci_catalog.load("http://127.0.0.1:%d" % _closed_port(), timeout=2.0)
     ok = bool(ok and images2 == [] and warnings2)
     record("faults", tried=1, handled=int(ok), lost=0)
     assert ok, warnings

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, schema
-from ansible_collections.sodalite.modak.plugins.module_utils.recipe import blocks, model
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import blocks, spec
 
 
 def test_the_schema_offers_exactly_the_registered_frameworks_and_their_options():
@@ -20,9 +20,9 @@ def test_recipes_read_pip_names_and_source_builds_from_the_registry(name):
     fw = frameworks.get(name)
     assert blocks.FrameworkPip.PACKAGES[name] == fw.pip
     assert (name in blocks.FrameworkSource.SOURCES) == (fw.source is not None)
-    assert (name in model.SOURCE_FRAMEWORKS) == (fw.source is not None)
+    assert (name in spec.SOURCE_FRAMEWORKS) == (fw.source is not None)
     if fw.default_version:
-        assert model.DEFAULT_VERSIONS[name] == fw.default_version
+        assert spec.DEFAULT_VERSIONS[name] == fw.default_version
 
 
 def test_a_new_framework_is_one_entry(monkeypatch):

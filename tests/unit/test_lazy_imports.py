@@ -27,5 +27,5 @@ def test_a_plain_optimise_imports_no_heavy_library():
 
 
 def test_the_performance_model_still_finds_its_libraries():
-    from ansible_collections.sodalite.modak.plugins.module_utils.perf import model, report
-    assert model.HAS_SKLEARN and report.HAS_MATPLOTLIB
+    from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor, report
+    assert predictor.HAS_SKLEARN and report.HAS_MATPLOTLIB

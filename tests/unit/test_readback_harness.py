@@ -41,8 +41,8 @@ def test_record_that_matches_the_dsl_has_no_mismatch():
 
 
 def test_every_differing_field_is_reported():
-    doc = {"job": dict(DOC["job"], job_options=dict(DOC["job"]["job_options"], node_count=2, request_gpus=1,
-                                                      wall_time_limit=7200, job_array="0-7"))}
+    options = dict(DOC["job"]["job_options"], node_count=2, request_gpus=1, wall_time_limit=7200, job_array="0-7")
+    doc = {"job": dict(DOC["job"], job_options=options)}
     record = readback.parse_record(RECORD)
     fields = [m[0] for m in readback.mismatches(readback.expect(doc), record, record["WorkDir"])]
     assert fields == ["NumNodes", "ArrayTaskId", "TimeLimit", "GPUs"]

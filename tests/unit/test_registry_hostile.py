@@ -1,4 +1,4 @@
-"""registry_catalog against a hostile registry: a real HTTP server on 127.0.0.1 that trickles, sends garbage,
+"""oci_catalog against a hostile registry: a real HTTP server on 127.0.0.1 that trickles, sends garbage,
 huge lists, tags with line breaks and escape codes. load() always ends in time and never raises; what reaches
 the catalog is a valid reference; what reaches the operator's terminal has no control characters."""
 
@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from ansible_collections.sodalite.modak.plugins.module_utils import registry_catalog
+from ansible_collections.sodalite.modak.plugins.module_utils import oci_catalog
 
 DIGEST = "sha256:" + "a" * 64
 LABELS = {"modak.framework": "pytorch", "modak.version": "2.5"}
@@ -94,7 +94,7 @@ def registry():
 
 def load(url, **kwargs):
     started = time.monotonic()
-    images, warnings = registry_catalog.load(url, fallback=["embedded"], **kwargs)
+    images, warnings = oci_catalog.load(url, fallback=["embedded"], **kwargs)
     return images, warnings, time.monotonic() - started
 
 
@@ -142,7 +142,7 @@ def test_huge_lists_are_capped(registry):
     _images, warnings, took = load(url, timeout=5.0)
     tag_lists = [p for p in server.calls if p.endswith("/tags/list")]
     manifests = [p for p in server.calls if "/manifests/" in p]
-    assert len(tag_lists) <= registry_catalog.MAX_REPOSITORIES and len(manifests) <= registry_catalog.MAX_IMAGES
+    assert len(tag_lists) <= oci_catalog.MAX_REPOSITORIES and len(manifests) <= oci_catalog.MAX_IMAGES
     assert any("first" in w for w in warnings), warnings
 
 

@@ -96,13 +96,17 @@ def test_core_count_above_process_count_per_node_is_said(scheduler, catalog):
     assert any("core_count 100 does not fit" in w for w in result.warnings)
 
 
-@pytest.mark.parametrize("scheduler", ["slurm", "torque", "pbspro"])
-def test_more_ranks_than_core_count_is_said(scheduler, catalog):
-    """The original's mpi_test.json: core_count 40, 80 ranks."""
+MORE_RANKS = {"slurm": "--ntasks=80", "torque": "-l nodes=2:ppn=40", "pbspro": "-l select=2:ncpus=40:mpiprocs=40"}
+
+
+@pytest.mark.parametrize("scheduler", sorted(MORE_RANKS))
+def test_more_ranks_than_core_count_raise_the_tasks_and_say_so(scheduler, catalog):
+    """The original's mpi_test.json: core_count 40, 80 ranks; a step cannot start more tasks than the job has."""
     doc = doc_for(scheduler, core_count=40, node_count=2, process_count_per_node=40)
     doc["job"]["application"].update({"mpi_ranks": 80, "app_type": "mpi"})
-    _lines, result = directives(doc, catalog)
-    assert any("starts 80 ranks but core_count asks for 40 tasks" in w for w in result.warnings)
+    lines, result = directives(doc, catalog)
+    assert any(line.endswith(MORE_RANKS[scheduler]) for line in lines), lines
+    assert any("core_count 40 raised to the 80 ranks the launcher starts" in n for n in result.explanation)
 
 
 # ---------------------------------------------------------------- defect 7: GPUs with acc_type

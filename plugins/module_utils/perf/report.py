@@ -11,7 +11,7 @@ import io
 import os
 
 from ansible_collections.sodalite.modak.plugins.module_utils import files as outfiles
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import model as perf_model
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor as perf_model
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
 
 # matplotlib loads only when plots are drawn; finding it costs no import

@@ -21,7 +21,7 @@ import itertools
 import math
 
 from ansible_collections.sodalite.modak.plugins.module_utils import cpu
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import model as perf_model
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor as perf_model
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
 
 AUTOTUNE_HOWTO = ("ansible-playbook playbooks/autotune.yml -e dsl_file=<this DSL> -e results_store=<store> "

@@ -10,7 +10,7 @@ import shutil
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
-from ansible_collections.sodalite.modak.plugins.module_utils.recipe import docker, model, singularity
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import docker, spec, singularity
 
 WRITERS = {"singularity": singularity, "docker": docker}
 FORMATS = ("singularity", "docker")
@@ -19,7 +19,7 @@ FORMATS = ("singularity", "docker")
 def render(document, formats=FORMATS, base_image=None, wheels=False):
     """Parse the DSL and return (recipe, {format: (filename, text)})."""
     request = dsl.parse(document)
-    recipe = model.from_request(request, base_image=base_image, wheels=wheels)
+    recipe = spec.from_request(request, base_image=base_image, wheels=wheels)
     texts = {}
     for fmt in formats:
         writer = WRITERS[fmt]

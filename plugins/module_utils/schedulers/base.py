@@ -62,12 +62,12 @@ def opt(fmt, value):
 def task_chunks(options, settings, warnings):
     """The tasks each node gets, as [(node count, tasks per node)], for schedulers that count per node.
 
-    core_count (``options.tasks``) is the total number of tasks, like Slurm's --ntasks: it is spread over
+    core_count (``settings.tasks``: the DSL's, raised to the ranks the launcher starts) is the total number of tasks, like Slurm's --ntasks: it is spread over
     the nodes as evenly as possible (21 + 20 for 41 on 2 nodes), with process_count_per_node as an upper
     bound. Without core_count every node gets ``settings.tasks_per_node`` tasks (1 when unset).
     """
     nodes, tpn = settings.nodes, settings.tasks_per_node
-    total = options.tasks
+    total = settings.tasks
     if not total:
         return [(nodes, tpn or 1)]
     if total < nodes:
@@ -101,10 +101,6 @@ class Scheduler(object):
         """Directive lines with the prefix, and warnings."""
         lines, warnings = self.directives(options, settings)
         warnings = list(warnings)
-        if options.tasks and settings.launcher != "none" and settings.ranks > options.tasks:
-            warnings.append("the launcher starts %d ranks but core_count asks for %d tasks: the scheduler may refuse "
-                            "or oversubscribe the step (make mpi_ranks and core_count agree)"
-                            % (settings.ranks, options.tasks))
         return ["%s %s" % (self.prefix, line) for line in lines if line], warnings
 
     def workdir_lines(self):

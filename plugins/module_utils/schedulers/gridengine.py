@@ -101,7 +101,7 @@ class GridEngine(Scheduler):
             "-N %s" % job_name_word(options.job_name),
             "-S /bin/bash",
             "-cwd",
-            parallel_environment(settings, options.tasks),
+            parallel_environment(settings, settings.tasks),
             opt("-l h_rt={0}", hms(options.walltime_s) if options.walltime_s else None),
             memory(options, settings),
             opt("-q {0}", options.queue),

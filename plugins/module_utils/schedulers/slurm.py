@@ -42,7 +42,7 @@ class Slurm(Scheduler):
         lines = [
             "--job-name=%s" % options.job_name,
             "--nodes=%d" % settings.nodes,
-            opt("--ntasks={0}", options.tasks),
+            opt("--ntasks={0}", settings.tasks),
             opt("--ntasks-per-node={0}", settings.tasks_per_node),
             opt("--cpus-per-task={0}", settings.cpus_per_task if settings.cpus_per_task > 1 or options.cpus_per_task
                 else None),

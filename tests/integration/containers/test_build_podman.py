@@ -10,7 +10,7 @@ import subprocess
 import pytest
 import yaml
 
-from ansible_collections.sodalite.modak.plugins.module_utils import catalog, pipeline, registry_catalog
+from ansible_collections.sodalite.modak.plugins.module_utils import catalog, pipeline, oci_catalog
 
 DSL = {"job": {
     "job_options": {"job_name": "train"},
@@ -112,7 +112,7 @@ def test_registry_discovery_and_optimise_chooses_the_pushed_image(built, registr
                                                            "catalog", "images.yaml"))
     before = pipeline.optimise(DSL, embedded)
     assert before.choice.source != "catalog"  # nothing in the embedded catalog offers PyTorch 2.6
-    images, warnings = registry_catalog.load(registry["url"], fallback=embedded.images)
+    images, warnings = oci_catalog.load(registry["url"], fallback=embedded.images)
     assert warnings == []
     found = [i for i in images if i.uri == built["push"]]
     assert found, ([i.uri for i in images][-5:], warnings)

@@ -3,7 +3,7 @@
 Basic: a registry with an htpasswd (bcrypt) file. Bearer: a registry with ``auth: token``; the registry is
 real, only the token issuer is this module's (http.server in a thread, RS256 JWTs signed with a key whose
 self-signed certificate is the registry's rootcertbundle). Images are pushed with podman ``--creds``, which
-does the token flow itself, and discovered with ``registry_catalog.load`` and the optimise module.
+does the token flow itself, and discovered with ``oci_catalog.load`` and the optimise module.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.x509.oid import NameOID
 
-from ansible_collections.sodalite.modak.plugins.module_utils import registry_catalog
+from ansible_collections.sodalite.modak.plugins.module_utils import oci_catalog
 
 from .test_build_podman import DSL  # the same PyTorch 2.6 request the unauthenticated tests use
 
@@ -173,12 +173,12 @@ def _ours(images, host):
 def test_basic_registry_refuses_anonymous_reads(basic_registry):
     resp = requests.get(basic_registry["url"] + "/v2/_catalog", timeout=5)
     assert resp.status_code == 401 and resp.headers["WWW-Authenticate"].startswith("Basic ")
-    images, warnings = registry_catalog.load(basic_registry["url"], fallback=["embedded"], timeout=5)
+    images, warnings = oci_catalog.load(basic_registry["url"], fallback=["embedded"], timeout=5)
     assert images == ["embedded"] and "needs credentials (401)" in warnings[0]
 
 
 def test_basic_auth_discovers_the_pushed_image_with_its_labels(basic_registry):
-    images, warnings = registry_catalog.load(basic_registry["url"], USER, PASSWORD, timeout=5)
+    images, warnings = oci_catalog.load(basic_registry["url"], USER, PASSWORD, timeout=5)
     assert warnings == []
     found = _ours(images, basic_registry["host"])
     assert len(found) == 1, [i.uri for i in images]
@@ -189,15 +189,15 @@ def test_basic_auth_discovers_the_pushed_image_with_its_labels(basic_registry):
 
 
 def test_basic_auth_wrong_password_warns_without_the_secret(basic_registry):
-    images, warnings = registry_catalog.load(basic_registry["url"], USER, WRONG, fallback=["embedded"], timeout=5)
+    images, warnings = oci_catalog.load(basic_registry["url"], USER, WRONG, fallback=["embedded"], timeout=5)
     assert images == ["embedded"]
     assert len(warnings) == 1 and "refused the credentials (401)" in warnings[0] and "using the embedded catalog" in warnings[0]
     _no_secret(warnings)
 
 
 def test_basic_auth_errors_never_carry_the_secret(basic_registry):
-    reg = registry_catalog.Registry(basic_registry["url"], USER, WRONG, timeout=5)
-    with pytest.raises(registry_catalog.RegistryError) as err:
+    reg = oci_catalog.Registry(basic_registry["url"], USER, WRONG, timeout=5)
+    with pytest.raises(oci_catalog.RegistryError) as err:
         reg.repositories()
     _no_secret([err.value, repr(err.value), reg.url, reg.host])
 
@@ -224,7 +224,7 @@ def test_token_registry_asks_for_a_bearer_token(token_registry):
 def test_bearer_flow_discovers_the_pushed_image(token_registry):
     issuer = token_registry["issuer"]
     before = len(issuer.requests)
-    images, warnings = registry_catalog.load(token_registry["url"], USER, PASSWORD, timeout=5)
+    images, warnings = oci_catalog.load(token_registry["url"], USER, PASSWORD, timeout=5)
     assert warnings == []
     found = _ours(images, token_registry["host"])
     assert len(found) == 1, [i.uri for i in images]
@@ -235,7 +235,7 @@ def test_bearer_flow_discovers_the_pushed_image(token_registry):
 
 
 def test_bearer_flow_wrong_password_warns_without_the_secret(token_registry):
-    images, warnings = registry_catalog.load(token_registry["url"], USER, WRONG, fallback=["embedded"], timeout=5)
+    images, warnings = oci_catalog.load(token_registry["url"], USER, WRONG, fallback=["embedded"], timeout=5)
     assert images == ["embedded"]
     assert len(warnings) == 1 and "token service" in warnings[0] and "401" in warnings[0]
     _no_secret(warnings)

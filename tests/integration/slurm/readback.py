@@ -127,11 +127,16 @@ def expect(doc, default_partition="debug"):
     nodes = opts.get("node_count") or (int(math.ceil(ranks / float(tpn))) if tpn and ranks > 1 else 1)
     if ranks > 1 and (tpn is None or nodes * tpn < ranks):
         tpn = int(math.ceil(ranks / float(nodes)))
+    # core_count: the job's total tasks, as Slurm's --ntasks; at least the ranks the launcher starts (a step
+    # cannot start more tasks than the job has), and no more nodes than tasks (Slurm lowers the node count)
+    tasks = max(opts["core_count"], ranks) if opts.get("core_count") else None
+    if tasks and tasks < nodes:
+        nodes = tasks
     out = {
         "JobName": opts.get("job_name", "job"),
         "NumNodes": nodes,
         "NtasksPerN:B:S:C": tpn,
-        "NumTasks": opts.get("core_count"),
+        "NumTasks": tasks,
         "MinTasks": ranks if ranks > 1 else None,
         "CPUs/Task": opts.get("core_count_per_process") or app.get("threads", 1),
         "Partition": opts.get("queue") or opts.get("partition") or target.get("partition") or default_partition,
@@ -268,7 +273,6 @@ def array_indexes(text):
     return (frozenset(indexes), throttle or None)
 
 
-
 def torque_translated(expected):
     """What Slurm must hold for the Torque script of the same DSL, read through qsub/sbatch's #PBS parser.
 
@@ -277,6 +281,8 @@ def torque_translated(expected):
     """
     out = dict(expected)
     tpn = expected["NtasksPerN:B:S:C"] or 1
+    if expected["NumTasks"]:       # core_count spread over the nodes (nodes=N:ppn=P, P = tasks per node x threads)
+        tpn = int(math.ceil(expected["NumTasks"] / float(expected["NumNodes"])))
     out["TasksFromPpn"] = tpn * expected["CPUs/Task"]
     out["NtasksPerN:B:S:C"] = None
     out["CPUs/Task"] = 1

@@ -9,7 +9,7 @@ from helpers import ai_doc, with_
 from perf_records import hardware, records  # noqa: F401  pylint: disable=unused-import
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipeline
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import model, search, store
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor, search, store
 
 # the application the recorded runs measured (records are kept per application)
 MNIST = "python3 benchmarks/workload/mnist_cnn.py"
@@ -47,7 +47,7 @@ def test_expected_improvement_prefers_better_and_more_uncertain():
 
 def _replay(records):
     """measure() that returns the next recorded run of a configuration (real measurements, replayed)."""
-    queues = model.by_config(records)
+    queues = predictor.by_config(records)
     used = {}
 
     def measure(config):
@@ -59,7 +59,7 @@ def _replay(records):
 
 
 def test_autotune_stops_before_the_whole_space(records):
-    measured = model.by_config(records)
+    measured = predictor.by_config(records)
     tuning = {"threads": sorted(set(r["config"]["threads"] for r in records)),
               "precision": sorted(set(r["config"]["precision"] for r in records))}
     base = {"threads": max(tuning["threads"]), "batch_size": 64}

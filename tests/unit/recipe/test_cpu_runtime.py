@@ -7,7 +7,7 @@ import os
 import pytest
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl
-from ansible_collections.sodalite.modak.plugins.module_utils.recipe import blocks, docker, model, singularity
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import blocks, docker, spec, singularity
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASE = "localhost/modak/debian:bookworm"
@@ -18,7 +18,7 @@ DOC = {"job": {"application": {"executable": "python3 train.py"},
 
 
 def recipe(**kw):
-    return model.from_request(dsl.parse(DOC), **kw)
+    return spec.from_request(dsl.parse(DOC), **kw)
 
 
 @pytest.mark.parametrize("ext,writer", [("Dockerfile", docker), ("def", singularity)])
@@ -63,7 +63,7 @@ def test_wheels_change_the_recipe_hash():
 
 def test_gpu_images_get_no_tuned_cpu_runtime():
     doc = dict(DOC)
-    gpu = model.from_request(dsl.parse({"job": dict(doc["job"], optimisation=dict(
+    gpu = spec.from_request(dsl.parse({"job": dict(doc["job"], optimisation=dict(
         doc["job"]["optimisation"], opt_build={"cpu_type": "x86", "acc_type": "nvidia", "cuda_version": "12.4"}))}))
     assert not any(isinstance(b, blocks.TunedRuntime) for b in gpu.blocks)
 

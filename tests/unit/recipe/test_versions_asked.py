@@ -7,7 +7,7 @@ from cases import _ai
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
-from ansible_collections.sodalite.modak.plugins.module_utils.recipe import docker, model
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import docker, spec
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks import RecipeError
 
 
@@ -22,7 +22,7 @@ def _hpc(library, version=None):
 
 
 def recipe(doc):
-    return model.from_request(dsl.parse(doc))
+    return spec.from_request(dsl.parse(doc))
 
 
 @pytest.mark.parametrize("library,version,url", [

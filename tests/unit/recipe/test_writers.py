@@ -10,7 +10,7 @@ from spython.main.parse.parsers import SingularityParser
 from spython.main.parse.writers import DockerWriter
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl
-from ansible_collections.sodalite.modak.plugins.module_utils.recipe import docker, model, singularity
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import docker, spec, singularity
 
 from cases import CASES
 
@@ -20,7 +20,7 @@ WRITERS = {"def": singularity, "Dockerfile": docker}
 
 
 def recipe(name):
-    return model.from_request(dsl.parse(CASES[name]))
+    return spec.from_request(dsl.parse(CASES[name]))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

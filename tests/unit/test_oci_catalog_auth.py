@@ -1,4 +1,4 @@
-"""registry_catalog's authentication logic with a scripted HTTP session (the real registries are in
+"""oci_catalog's authentication logic with a scripted HTTP session (the real registries are in
 tests/integration/containers/test_registry_auth.py): tokens kept per scope, what goes to the token
 service, and errors that are warnings and never carry the password."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import requests
 
-from ansible_collections.sodalite.modak.plugins.module_utils import registry_catalog
+from ansible_collections.sodalite.modak.plugins.module_utils import oci_catalog
 
 URL = "http://registry.test:5000"
 REALM = "http://auth.test/token"
@@ -40,7 +40,7 @@ class TokenSession(object):
                 return self.token_answer
             return Response(200, {"token": "tok:" + params["scope"]})
         path = url[len(URL):]
-        scope = registry_catalog.Registry._scope(path)
+        scope = oci_catalog.Registry._scope(path)
         if (headers or {}).get("Authorization") != "Bearer tok:" + scope:
             challenge = 'Bearer realm="%s",service="svc",scope="%s"' % (REALM, scope)
             if (headers or {}).get("Authorization"):
@@ -55,7 +55,7 @@ class TokenSession(object):
 
 
 def test_scope_of_each_endpoint():
-    scope = registry_catalog.Registry._scope
+    scope = oci_catalog.Registry._scope
     assert scope("/v2/_catalog") == "registry:catalog:*"
     assert scope("/v2/modak/pytorch/tags/list") == "repository:modak/pytorch:pull"
     assert scope("/v2/modak/pytorch/manifests/2.6") == "repository:modak/pytorch:pull"
@@ -64,7 +64,7 @@ def test_scope_of_each_endpoint():
 
 def test_tokens_are_kept_per_scope():
     session = TokenSession()
-    reg = registry_catalog.Registry(URL, "modak", SECRET, session=session)
+    reg = oci_catalog.Registry(URL, "modak", SECRET, session=session)
     assert reg.repositories() == ["a", "b"]
     assert reg.tags("a") == ["1"] and reg.tags("b") == ["1"]
     calls_before = len(session.calls)
@@ -81,7 +81,7 @@ def test_tokens_are_kept_per_scope():
 
 def test_the_challenge_error_is_not_sent_to_the_token_service():
     session = TokenSession()
-    reg = registry_catalog.Registry(URL, "modak", SECRET, token="tok:registry:catalog:*", session=session)
+    reg = oci_catalog.Registry(URL, "modak", SECRET, token="tok:registry:catalog:*", session=session)
     assert reg.repositories() == ["a", "b"]  # the given token is used as it is
     assert reg.tags("a") == ["1"]  # insufficient scope: a token for the repository
     assert [c["params"] for c in session.token_requests()] == [{"service": "svc", "scope": "repository:a:pull"}]
@@ -96,15 +96,15 @@ def test_the_challenge_error_is_not_sent_to_the_token_service():
 ])
 def test_token_service_failures_are_warnings_without_the_secret(answer, said):
     session = TokenSession(answer)
-    with pytest.raises(registry_catalog.RegistryError) as err:
-        registry_catalog.Registry(URL, "modak", SECRET, session=session).repositories()
+    with pytest.raises(oci_catalog.RegistryError) as err:
+        oci_catalog.Registry(URL, "modak", SECRET, session=session).repositories()
     assert said in str(err.value) and SECRET not in str(err.value)
 
 
 def test_load_turns_an_unreachable_token_service_into_a_warning(monkeypatch):
     session = TokenSession(requests.exceptions.ConnectionError("down"))
-    monkeypatch.setattr(registry_catalog.requests, "Session", lambda: session)
-    images, warnings = registry_catalog.load(URL, "modak", SECRET, fallback=["embedded"])
+    monkeypatch.setattr(oci_catalog.requests, "Session", lambda: session)
+    images, warnings = oci_catalog.load(URL, "modak", SECRET, fallback=["embedded"])
     assert images == ["embedded"] and len(warnings) == 1
     assert "cannot reach the token service" in warnings[0] and SECRET not in warnings[0]
 
@@ -115,8 +115,8 @@ def test_anonymous_and_refused_are_told_apart():
 
     session = TokenSession()
     session.get = basic_only
-    with pytest.raises(registry_catalog.RegistryError, match="needs credentials"):
-        registry_catalog.Registry(URL, session=session).repositories()
-    with pytest.raises(registry_catalog.RegistryError, match="refused the credentials") as err:
-        registry_catalog.Registry(URL, "modak", SECRET, session=session).repositories()
+    with pytest.raises(oci_catalog.RegistryError, match="needs credentials"):
+        oci_catalog.Registry(URL, session=session).repositories()
+    with pytest.raises(oci_catalog.RegistryError, match="refused the credentials") as err:
+        oci_catalog.Registry(URL, "modak", SECRET, session=session).repositories()
     assert SECRET not in str(err.value)
