@@ -207,14 +207,16 @@ _NOT_A_PROGRAM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 def program(value):
     """The command word, run as a program: 'done' or 'A=1' first would be syntax or an assignment.
 
-    Such a word, and one ending in '}' (shellcheck SC2288), is given to ``command --``. A word starting with '%'
+    Such a word, one ending in '}' (shellcheck SC2288) and one starting with '-' (an option where a program
+    belongs: arguments without an executable, SC2215), is given to ``command --``. A word starting with '%'
     is a job for bash however it is written (quoted, or after ``command``): the DSL refuses it
     (dsl_rules.program_problems).
     """
     if isinstance(value, Raw):
         return value
     text = quote(value)
-    if str(value) in RESERVED or _NOT_A_PROGRAM.match(str(value)) or str(value).endswith("}"):
+    if (str(value) in RESERVED or _NOT_A_PROGRAM.match(str(value)) or str(value).endswith("}")
+            or str(value).startswith("-")):
         return "command -- %s" % text
     return text
 

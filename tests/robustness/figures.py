@@ -10,7 +10,7 @@ import shutil
 from robustkit import COUNTERS, OUTPUT, ROOT
 
 AREAS = ("fuzz", "injection", "templates", "paths", "documents", "atomicity", "concurrency", "faults", "linear",
-         "hostile")
+         "hostile", "ledger")
 JSON_PATH = os.path.join(OUTPUT, "robustness.json")
 DOC_PATH = os.path.join(ROOT, "docs", "robustness.md")
 COMMAND = ".venv/bin/python scripts/robustness_report.py"
@@ -86,6 +86,9 @@ def rows(fig):
             f("hostile", "rejected_with_path"), f("hostile", "command_words_literal")),
          "escaped / pathless", f("hostile", "escaped") + f("hostile", "pathless")
          + f("hostile", "command_words") - f("hostile", "command_words_literal")),
+        ("batch_job ledger", "%d concurrent local submissions into one directory (%d at once, twice), %d entries"
+         % (f("ledger", "submissions"), f("ledger", "submissions") // 2, f("ledger", "entries")),
+         "lost / submitted again", f("ledger", "lost") + f("ledger", "submitted_again")),
         ("Faults", "%d injected" % f("faults", "tried"),
          "unhandled / lost", (f("faults", "tried") - f("faults", "handled")) + f("faults", "lost")),
     ]

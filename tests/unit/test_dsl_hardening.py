@@ -185,7 +185,8 @@ def test_integer_too_long_to_read_is_rejected_with_its_path():
 
 # ---------------------------------------------------------------- the command word
 
-WORDS = ["done", "if", "then", "fi", "time", "function", "A=1", "PATH+=x", "A[0]=1", "!", "{", "[[", "coproc", "while"]
+WORDS = ["done", "if", "then", "fi", "time", "function", "A=1", "PATH+=x", "A[0]=1", "!", "{", "[[", "coproc", "while",
+         "--steps"]
 
 
 @pytest.mark.parametrize("word", WORDS)

@@ -1,10 +1,12 @@
-"""The batch_job ledger under concurrency: real processes, real local jobs, one chdir."""
+"""The batch_job ledger under concurrency: real processes, real local jobs, one chdir (figures: docs/robustness.md)."""
 
 from __future__ import annotations
 
 import json
 import multiprocessing
 import os
+
+from robustkit import record
 
 from ansible_collections.sodalite.modak.plugins.module_utils.submit import job
 
@@ -38,9 +40,10 @@ def test_32_concurrent_submissions_keep_every_ledger_entry_and_none_runs_twice(t
     with open(tmp_path / ".modak" / "jobs.json") as handle:
         ledger = json.load(handle)
     lost = TASKS - len(ledger)
-    assert lost == 0, "%d of %d ledger entries lost" % (lost, TASKS)
-    assert sorted(entry["job_id"] for entry in ledger.values()) == sorted(job_id for _c, job_id, _s in first)
     again = _run_all(scripts, str(tmp_path))
     rerun = [job_id for changed, job_id, _state in again if changed]
+    record("ledger", submissions=2 * TASKS, entries=len(ledger), lost=lost, submitted_again=len(rerun))
+    assert lost == 0, "%d of %d ledger entries lost" % (lost, TASKS)
+    assert sorted(entry["job_id"] for entry in ledger.values()) == sorted(job_id for _c, job_id, _s in first)
     assert not rerun, "%d of %d finished jobs were submitted again" % (len(rerun), TASKS)
     assert len(os.listdir(tmp_path)) == TASKS + 1 + 2 * TASKS    # the scripts, .modak, stdout and stderr per job
