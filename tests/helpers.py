@@ -57,3 +57,14 @@ def with_(doc, path, value):
 
 def dump(doc):
     return json.dumps(doc, indent=1)
+
+
+# a site's own images: an ORAS reference and a local SIF of an application (catalog data)
+SITE_IMAGES = [
+    {"name": "openmpi-sif", "kind": "mpi", "uri": "oras://ghcr.io/example/modak-sif:openmpi-4.1.6-x86-64-v4",
+     "framework": "openmpi", "version": "4.1.6", "isa": "x86-64-v4",
+     "mpi": {"library": "openmpi", "version": "4.1.6"}},
+    {"name": "lammps-site", "kind": "application", "app": "lammps", "uri": "/apps/containers/lammps_openmpi.sif",
+     "framework": "lammps", "version": "2023.8.2", "isa": "x86-64-v3",
+     "mpi": {"library": "openmpi", "version": "4.1.6"}},
+]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from helpers import ORIGINAL, ai_doc, load, with_
+from helpers import ORIGINAL, SITE_IMAGES, ai_doc, load, with_
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
@@ -223,14 +223,7 @@ def test_embedded_catalog_is_large_and_varied(catalog):
 
 
 def test_oras_and_local_sif_references():
-    catalog = ImageCatalog.from_data([
-        {"name": "openmpi-sif", "kind": "mpi", "uri": "oras://ghcr.io/example/modak-sif:openmpi-4.1.6-x86-64-v4",
-         "framework": "openmpi", "version": "4.1.6", "isa": "x86-64-v4",
-         "mpi": {"library": "openmpi", "version": "4.1.6"}},
-        {"name": "lammps-site", "kind": "application", "app": "lammps", "uri": "/apps/containers/lammps_openmpi.sif",
-         "framework": "lammps", "version": "2023.8.2", "isa": "x86-64-v3",
-         "mpi": {"library": "openmpi", "version": "4.1.6"}},
-    ])
+    catalog = ImageCatalog.from_data(SITE_IMAGES)
     doc = {"job": {"application": {"executable": "./m", "mpi_ranks": 4}, "target": {"job_scheduler_type": "slurm"},
                    "optimisation": {"app_type": "hpc", "opt_build": {"cpu_type": "x86", "cpu_isa": "x86-64-v4"},
                                     "app_type-hpc": {"config": {"parallelisation": "mpi"},

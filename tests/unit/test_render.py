@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 import pytest
-from helpers import EXAMPLES, ORIGINAL, ROOT, ai_doc, load, with_
+from helpers import EXAMPLES, ORIGINAL, ROOT, SITE_IMAGES, ai_doc, load, with_
 
 from ansible_collections.sodalite.modak.plugins.module_utils import pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
@@ -161,14 +161,7 @@ def test_hostile_arguments_stay_data_when_the_script_runs(catalog, tmp_path):
     assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
 
 
-SITE = ImageCatalog.from_data([
-    {"name": "openmpi-sif", "kind": "mpi", "uri": "oras://ghcr.io/example/modak-sif:openmpi-4.1.6-x86-64-v4",
-     "framework": "openmpi", "version": "4.1.6", "isa": "x86-64-v4",
-     "mpi": {"library": "openmpi", "version": "4.1.6"}},
-    {"name": "lammps-site", "kind": "application", "app": "lammps", "uri": "/apps/containers/lammps_openmpi.sif",
-     "framework": "lammps", "version": "2023.8.2", "isa": "x86-64-v3",
-     "mpi": {"library": "openmpi", "version": "4.1.6"}},
-])
+SITE = ImageCatalog.from_data(SITE_IMAGES)
 
 
 def test_oras_images_are_pulled_and_local_sif_used_in_place():
