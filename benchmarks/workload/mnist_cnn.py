@@ -39,10 +39,13 @@ EPOCH_SAMPLES = 60000
 
 def _hardware_module():
     """The collection's perf/hardware.py, loaded by path: the workload runs where the collection may not be
-    importable, and it must describe the CPU exactly as the results store does."""
+    importable, and it must describe the CPU exactly as the results store does. A copy of hardware.py next to
+    this file comes first (the workload copied next to a job script, as the demo does)."""
     import importlib.util
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
-                        "plugins", "module_utils", "perf", "hardware.py")
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, "hardware.py")
+    if not os.path.isfile(path):
+        path = os.path.join(here, os.pardir, os.pardir, "plugins", "module_utils", "perf", "hardware.py")
     spec = importlib.util.spec_from_file_location("modak_perf_hardware", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -9,10 +9,12 @@ writes its own ansible.cfg, so the project's is never read).
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 
 import pytest
+import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -29,6 +31,51 @@ def _slurm_fixtures():
 
 
 slurm = _slurm_fixtures().slurm
+
+# the demo's Charliecloud storage (scripts/demo): the build cache there makes an unchanged recipe quick to rebuild
+CH_STORAGE = "/var/tmp/modak-demo.ch"
+
+
+@pytest.fixture(scope="session")
+def pytorch_image(tmp_path_factory):
+    """The demo's PyTorch CPU image, built from modak's recipe with Charliecloud on the mmdebstrap base
+    (scripts/base-image, then playbooks/demo.yml with no push and no job), converted into an image directory
+    under the name the job script looks for: the job finds it pulled. Returns the catalog naming it, that
+    image directory and the directory holding the workload (benchmarks/workload/mnist_cnn.py)."""
+    if os.geteuid() != 0:
+        pytest.fail("building the image needs root (mmdebstrap, Charliecloud)", pytrace=False)
+    work = tmp_path_factory.mktemp("pytorch-image")
+    env = dict(os.environ, PATH="/usr/bin:/bin:/usr/sbin:/sbin:" + os.path.join(ROOT, ".venv", "bin"),
+               USER="root", CH_IMAGE_STORAGE=CH_STORAGE, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
+               ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="0")
+
+    def run(argv, timeout):
+        proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+        if proc.returncode != 0:
+            pytest.fail("%s failed (rc %d):\n%s\n%s" % (argv[0], proc.returncode, proc.stdout[-4000:],
+                                                         proc.stderr[-3000:]), pytrace=False)
+        return proc.stdout
+
+    base = run([os.path.join(ROOT, "scripts", "base-image"), "--charliecloud"], 900)
+    base = [line[5:] for line in base.splitlines() if line.startswith("name=")][0]
+    wheels = work / "wheels"
+    run([os.path.join(ROOT, ".venv", "bin", "python"), "-m", "pip", "download", "--quiet", "--only-binary=:all:",
+         "--dest", str(wheels), "--find-links", os.environ.get("MODAK_WHEELS", "/opt/wheels"), "torch==2.13.0"], 600)
+    (work / "jobs").mkdir()
+    extra = {"demo_dir": str(work), "demo_registry": "none", "demo_push_to": "", "demo_engines": [],
+             "demo_base_image": base, "demo_wheels": str(wheels),
+             "ansible_python_interpreter": os.path.join(ROOT, ".venv", "bin", "python")}
+    run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), os.path.join(ROOT, "playbooks", "demo.yml"),
+         "-e", json.dumps(extra)], 1800)
+
+    from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names
+    catalog = work / "catalog.yaml"
+    uri = yaml.safe_load(catalog.read_text())["images"][0]["uri"]
+    images = work / "images"
+    images.mkdir()
+    run(["ch-convert", "-i", "ch-image", "-o", "dir", uri[len("docker://"):], str(images / names.cache_name(uri))],
+        600)
+    return {"catalog": str(catalog), "image_dir": str(images), "workload": str(work / "jobs")}
 
 
 class Opera(object):
