@@ -52,8 +52,8 @@ def pytorch_image(tmp_path_factory):
     def run(argv, timeout):
         proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False)
         if proc.returncode != 0:
-            pytest.fail("%s failed (rc %d):\n%s\n%s" % (argv[0], proc.returncode, proc.stdout[-4000:],
-                                                         proc.stderr[-3000:]), pytrace=False)
+            message = "%s failed (rc %d):\n%s\n%s" % (argv[0], proc.returncode, proc.stdout[-4000:], proc.stderr[-3000:])
+            pytest.fail(message, pytrace=False)
         return proc.stdout
 
     base = run([os.path.join(ROOT, "scripts", "base-image"), "--charliecloud"], 900)
