@@ -111,14 +111,15 @@ def _tokens(text):
             segments.append(("".join(literal), None))
             del literal[:]
 
-    def variable(pos):
+    def dollar(pos):
+        """A '$' at pos: a variable reference (its own segment) or a literal '$'; returns the next position."""
         match = _VAR.match(text, pos)
         if not match:
-            return None, pos
+            literal.append("$")
+            return pos + 1
         flush_literal()
-        name = match.group(1) or match.group(2)
-        segments.append((match.group(0), name))
-        return name, match.end()
+        segments.append((match.group(0), match.group(1) or match.group(2)))
+        return match.end()
 
     while i < n:
         char = text[i]
@@ -158,18 +159,12 @@ def _tokens(text):
                         literal.append(text[i + 1])
                     i += 2
                 elif char == "$":
-                    name, i = variable(i)
-                    if name is None:
-                        literal.append(char)
-                        i += 1
+                    i = dollar(i)
                 else:
                     literal.append(char)
                     i += 1
         elif char == "$":
-            name, i = variable(i)
-            if name is None:
-                literal.append(char)
-                i += 1
+            i = dollar(i)
         else:
             literal.append(char)
             i += 1
