@@ -54,13 +54,15 @@ def _of_kind(catalog, kind, key):
 
 
 def _version_groups(catalog, family, version_of):
-    """(version, its text, sorted names, images) per version of the family; kept on the catalog for its own index tuples."""
+    """The versions of the family, ascending, and (version, its text, sorted names, images) per version; kept on
+    the catalog for its own index tuples."""
     def build():
         groups = {}
         for img in family:
             groups.setdefault(version_of(img), []).append(img)
-        return tuple((v, versions.render(v), tuple(sorted(i.name for i in imgs)), tuple(imgs))
-                     for v, imgs in sorted(groups.items()))
+        ordered = sorted(groups.items())
+        return ([v for v, _imgs in ordered],
+                tuple((v, versions.render(v), tuple(sorted(i.name for i in imgs)), tuple(imgs)) for v, imgs in ordered))
     if isinstance(family, tuple) and hasattr(catalog, "memo"):
         return catalog.memo(("versions", id(family), version_of.__name__), build)
     return build()
@@ -71,21 +73,52 @@ def _signature(img, version_of):
     return (version_of(img), img.arch, img.accelerator, img.cuda, img.rocm, img.isa, img.cpu_features, img.build)
 
 
-def _rejection_lines(rejected):
-    """One line per rejected image for the first few; past them, one line per reason with its count."""
-    if len(rejected) <= SHOWN_REJECTIONS + 2:
-        return ["rejected %s: %s" % r for r in rejected]
-    lines = ["rejected %s: %s" % r for r in rejected[:SHOWN_REJECTIONS]]
-    counts = {}
-    for reason, n in collections.Counter(map(operator.itemgetter(1), rejected[SHOWN_REJECTIONS:])).items():
-        reason = _OWN_VALUE.sub("…", reason, count=1)
-        counts[reason] = counts.get(reason, 0) + n
-    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    lines.extend("rejected %d more image(s): %s" % (n, reason) for reason, n in ranked[:SHOWN_REASONS])
-    rest = ranked[SHOWN_REASONS:]
-    if rest:
-        lines.append("rejected %d more image(s) for %d other reasons" % (sum(n for _r, n in rest), len(rest)))
-    return lines
+def _collapsed(reason):
+    """A reason without the image's own version (it comes first), so that such reasons count together."""
+    return _OWN_VALUE.sub("…", reason, count=1)
+
+
+class _Rejections(object):
+    """The rejected images as (name, reason), and their count per reason without the image's own version,
+    tallied as they are added: a catalog of thousands is summarised without a pass over every rejection."""
+
+    def __init__(self):
+        self.near, self.far, self.collapsed, self.tally = [], [], {}, collections.Counter()
+
+    def add(self, name, reason):
+        """Reject the image ``name`` of a version that matches."""
+        if reason not in self.collapsed:
+            self.collapsed[reason] = _collapsed(reason)
+        self.tally[self.collapsed[reason]] += 1
+        self.near.append((name, reason))
+
+    def add_versions(self, groups, wanted):
+        """Reject every image of the version ``groups`` (see _version_groups): their version does not match."""
+        reasons = ["version %s does not match the request %s" % (text, wanted) for _v, text, _n, _i in groups]
+        self.far.extend([(name, reason) for group, reason in zip(groups, reasons) for name in group[2]])
+        dotted = "version … does not match the request %s" % wanted   # what _collapsed makes of a dotted one
+        for (_v, text, names, _i), reason in zip(groups, reasons):
+            collapsed = self.collapsed[reason] = dotted if "." in text else _collapsed(reason)
+            self.tally[collapsed] += len(names)
+
+    def ordered(self):
+        """The nearest misses first, by name (names are unique), then the other versions by version and name."""
+        self.near.sort(key=operator.itemgetter(0))
+        return tuple(self.near + self.far)
+
+    def lines(self, rejected):
+        """One line per rejected image for the first few; past them, one line per reason with its count."""
+        if len(rejected) <= SHOWN_REJECTIONS + 2:
+            return ["rejected %s: %s" % r for r in rejected]
+        lines = ["rejected %s: %s" % r for r in rejected[:SHOWN_REJECTIONS]]
+        counts = collections.Counter(self.tally)
+        counts.subtract(self.collapsed[reason] for _name, reason in rejected[:SHOWN_REJECTIONS])
+        ranked = sorted(((reason, n) for reason, n in counts.items() if n > 0), key=lambda item: (-item[1], item[0]))
+        lines.extend("rejected %d more image(s): %s" % (n, reason) for reason, n in ranked[:SHOWN_REASONS])
+        rest = ranked[SHOWN_REASONS:]
+        if rest:
+            lines.append("rejected %d more image(s) for %d other reasons" % (sum(n for _r, n in rest), len(rest)))
+        return lines
 
 
 def _family(opt, app, catalog):
@@ -255,30 +288,34 @@ def choose(req, catalog):
     if others:
         explanation.append("%d catalog image(s) of other frameworks or kinds were not considered" % others)
 
-    rejected, fits, verdicts, off_version = [], [], {}, []
+    rejections, fits, verdicts = _Rejections(), [], {}
     wanted = str(request)
-    for version, text, names, imgs in _version_groups(catalog, family, version_of):
-        if not request.matches(version):          # one verdict for every image of this version
-            off_version.extend(zip(names, itertools.repeat("version %s does not match the request %s" % (text, wanted))))
-            continue
+    ordered, groups = _version_groups(catalog, family, version_of)
+    span = request.span(ordered)               # a pinned prefix: the matching versions are one slice
+    if span is not None:
+        inside, outside = groups[span[0]:span[1]], groups[:span[0]] + groups[span[1]:]
+    else:
+        inside = tuple(g for g in groups if request.matches(g[0]))
+        outside = tuple(g for g in groups if not request.matches(g[0]))
+    rejections.add_versions(outside, wanted)   # one verdict for every image of a version
+    for _version, _text, _names, imgs in inside:
         for img in imgs:
             signature = _signature(img, version_of)
             if signature not in verdicts:
                 verdicts[signature] = _reject_reason(img, opt, request, profile, version_of)
             if verdicts[signature]:
-                rejected.append((img.name, verdicts[signature]))
+                rejections.add(img.name, verdicts[signature])
             else:
                 fits.append(img)
     if fits:
         newest = max(request.line_of(version_of(i)) for i in fits)
         for img in [i for i in fits if request.line_of(version_of(i)) != newest]:
-            rejected.append((img.name, "release line %s is older than %s, the newest that matches %s"
-                             % (versions.render(request.line_of(version_of(img))), versions.render(newest), request)))
+            rejections.add(img.name, "release line %s is older than %s, the newest that matches %s"
+                           % (versions.render(request.line_of(version_of(img))), versions.render(newest), request))
         fits = [i for i in fits if request.line_of(version_of(i)) == newest]
-    rejected.sort(key=operator.itemgetter(0))  # names are unique: the order of the pairs, without comparing tuples
-    rejected.extend(off_version)               # the nearest misses first, then by version and name
+    rejected = rejections.ordered()
     if not fits:
-        explanation.extend(_rejection_lines(rejected))
+        explanation.extend(rejections.lines(rejected))
         return _fallback(req, opt, label, explanation, rejected, profile, catalog)
 
     ranked = _ranked(fits, opt)
@@ -290,7 +327,7 @@ def choose(req, catalog):
             explanation.append("no fitting image offers %s; the chosen one is the best without it" % ", ".join(missing))
     runners = ["%s: %s" % (img.name, _why_lost(img, best, opt)) for img in ranked[1:4]]
     explanation.extend("runner-up %s" % r for r in runners)
-    explanation.extend(_rejection_lines(rejected))
+    explanation.extend(rejections.lines(rejected))
     warnings = []
     if app.container_runtime and app.container_runtime != best.uri:
         warnings.append("your container_runtime %s is replaced by the optimised image %s "

@@ -8,7 +8,6 @@ from __future__ import annotations
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher, render, settings
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Result
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import search as perf_search
 
 
 def optimise(document, catalog, records=None, host=None):
@@ -19,7 +18,7 @@ def optimise(document, catalog, records=None, host=None):
     """
     request = dsl.parse(document)                        # 1. validate, apply defaults
     choice = matcher.choose(request, catalog)            # 2. image, with the reasons
-    advice = perf_search.advise(request, choice.image, records or [], host)   # 3a. performance model
+    advice = _advise(request, choice, records, host)     # 3a. performance model
     run = settings.plan(request, choice, advice)         # 3. ranks, threads, launcher, env
     if not request.app.argv and not choice.uri:
         raise DslInvalid([DslProblem("job.application.executable",
@@ -31,3 +30,11 @@ def optimise(document, catalog, records=None, host=None):
     return Result(request=request, choice=choice, settings=run, script=script,
                   explanation=explanation, warnings=warnings + list((advice or {}).get("warnings", ())),
                   extra={"prediction": advice} if advice else {})
+
+
+def _advise(request, choice, records, host):
+    """The performance model's advice when the DSL states a search space (the model loads only then)."""
+    if request.opt is None or not request.opt.tuning:
+        return None
+    from ansible_collections.sodalite.modak.plugins.module_utils.perf import search  # pylint: disable=import-outside-toplevel
+    return search.advise(request, choice.image, records or [], host)

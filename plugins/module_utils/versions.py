@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 
 _VERSION = re.compile(r"^v?(\d+(?:\.\d+){0,3})\Z")
@@ -85,6 +86,14 @@ class VersionRequest(object):
             elif op == "<" and _cmp(version, want) >= 0:
                 return False
         return True
+
+    def span(self, ordered):
+        """(lo, hi) when the request is one pinned prefix ('2.1'): of the ascending version tuples ``ordered``,
+        exactly ``ordered[lo:hi]`` match (two bisections instead of a test each); None for any other request."""
+        if len(self.clauses) != 1 or self.clauses[0][0] not in ("=", "~="):
+            return None
+        want = self.clauses[0][1]
+        return bisect.bisect_left(ordered, want), bisect.bisect_left(ordered, want[:-1] + (want[-1] + 1,))
 
     def line_of(self, version):
         """The release line (major, minor) the matcher narrows to: '2' keeps only the newest 2.x

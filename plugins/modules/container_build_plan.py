@@ -133,6 +133,7 @@ job_script:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sodalite.modak.plugins.module_utils import bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.sodalite.modak.plugins.module_utils import build_commands
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
 

@@ -276,12 +276,14 @@ import dataclasses
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import (
-    dsl, files, pipeline, recipe_images, oci_catalog)
+from ansible_collections.sodalite.modak.plugins.module_utils import bytecode  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline, recipe_images
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor as perf_model
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
+
+# the registry reader (with requests) and the performance model load only when a task names registries or a store:
+# a plain optimise does not pay for importing them
+# pylint: disable=import-outside-toplevel
 
 
 def _catalog(params):
@@ -293,6 +295,8 @@ def _catalog(params):
         base = ImageCatalog.from_data(params["catalog_data"] or [], "catalog_data", **build)
     images, warnings = list(base.images), []
     names = set(image.name for image in images)
+    if params["registries"]:
+        from ansible_collections.sodalite.modak.plugins.module_utils import oci_catalog
     for reg in params["registries"] or ():
         found, said = oci_catalog.load(reg["url"], reg["username"], reg["password"], reg["token"],
                                        reg["validate_certs"], reg["timeout"], reg["repositories"])
@@ -334,6 +338,7 @@ def run(module):
     document = params["dsl"] if params["dsl"] is not None else dsl.load_file(params["dsl_file"])
     records = host = None
     if params["results_store"]:
+        from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
         records, host = perf_store.load(params["results_store"]), perf_store.local_hardware()
     images, catalog_warnings = _catalog(params)
     result = pipeline.optimise(document, images, records, host)
@@ -396,8 +401,10 @@ def main():
     )
     require(module, *dsl_libraries())
     if module.params["registries"]:
+        from ansible_collections.sodalite.modak.plugins.module_utils import oci_catalog
         require(module, ("requests", oci_catalog.requests is None, None))
     if module.params["results_store"]:
+        from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor as perf_model
         require(module, ("scikit-learn", not perf_model.HAS_SKLEARN, perf_model.IMPORT_ERROR))
     run_and_exit(module, run)
 

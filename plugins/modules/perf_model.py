@@ -132,6 +132,7 @@ files:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.sodalite.modak.plugins.module_utils import bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import PerfError
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor, store
