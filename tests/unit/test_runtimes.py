@@ -75,6 +75,7 @@ def test_charliecloud_fetch_lines_pull_convert_and_inject_nvidia():
     lines = registry.get("charliecloud").fetch_lines(uri, "/shared/ch", "nvidia")
     ref = "registry.example.org:5000/modak/pytorch:2.13"
     assert lines == [
+        'export USER="${USER:-$(id -un)}"',
         "MODAK_IMAGE_DIR=/shared/ch",
         'mkdir -p "$MODAK_IMAGE_DIR"',
         'IMAGE="$MODAK_IMAGE_DIR/pytorch_2.13-%s"' % names.digest(uri),
@@ -87,9 +88,9 @@ def test_charliecloud_fetch_lines_pull_convert_and_inject_nvidia():
 
 def test_charliecloud_default_image_dir_and_local_images():
     ch = registry.get("charliecloud")
-    assert ch.fetch_lines("docker://x/y:1")[0] == \
+    assert ch.fetch_lines("docker://x/y:1")[1] == \
         'MODAK_IMAGE_DIR="${MODAK_IMAGE_DIR:-${CH_IMAGE_DIR:-$HOME/.modak/images}}"'
-    assert ch.fetch_lines("/images/pytorch.sqfs") == ["IMAGE=/images/pytorch.sqfs"]
+    assert ch.fetch_lines("/images/pytorch.sqfs") == ['export USER="${USER:-$(id -un)}"', "IMAGE=/images/pytorch.sqfs"]
     with pytest.raises(DslInvalid, match="charliecloud cannot run the SIF file"):
         ch.fetch_lines("/images/pytorch.sif")
     with pytest.raises(DslInvalid, match="charliecloud runs OCI images"):

@@ -19,6 +19,9 @@ from ansible_collections.sodalite.modak.plugins.module_utils.runtimes.apptainer 
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
 PWD = Raw('"$PWD"')
+# ch-image and ch-run name their storage after $USER and refuse to start without it; a batch job started by an
+# orchestrator or a cron job may not have it
+USER_LINE = 'export USER="${USER:-$(id -un)}"'
 
 
 class Charliecloud(object):
@@ -67,12 +70,13 @@ class Charliecloud(object):
                 raise DslInvalid([DslProblem("job.target.container_engine",
                                              "charliecloud cannot run the SIF file %s" % uri, self.name,
                                              hint="give an image directory or a .sqfs file, or choose apptainer")])
-            return ["IMAGE=%s" % shell.quote(uri)]
+            return [USER_LINE, "IMAGE=%s" % shell.quote(uri)]
         ref = oci.reference(uri, self.name)
         part = Raw('"$IMAGE.part.$$"')
         steps = [self.pull_argv(ref), self.convert_argv(ref, part), self.prepare_argv(part, gpu_vendor),
                  ["mv", "-T", part, Raw('"$IMAGE"')]]
         return [
+            USER_LINE,
             "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
             'mkdir -p "$MODAK_IMAGE_DIR"',
             'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri),

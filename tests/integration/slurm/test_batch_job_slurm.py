@@ -11,8 +11,6 @@ import pytest
 
 from helpers import ROOT
 
-from .conftest import start_slurm
-
 EXAMPLES = sorted(os.listdir(os.path.join(ROOT, "examples")))
 
 
@@ -154,4 +152,4 @@ def test_stopped_slurmctld_gives_clear_error_not_hang(slurm, play, tmp_path):
         assert "Unable to contact slurm controller" in r["msg"] or "did not answer within 8 s" in r["msg"], r
         assert took < 60
     finally:
-        start_slurm(clean=False)
+        slurm["start"](clean=False)

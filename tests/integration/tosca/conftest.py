@@ -1,4 +1,4 @@
-"""xOpera 0.7.0 for the TOSCA tests, and the real single-node Slurm of tests/integration/slurm.
+"""xOpera 0.7.0 for the TOSCA tests (the real Slurm is the session fixture ``slurm`` of tests/integration/conftest.py).
 
 The session fixture ``opera`` runs scripts/opera-venv, which creates .venv-opera (gitignored, reused on the
 next run) when it is missing or out of date, and gives the environment opera needs: its bin/ on PATH (opera
@@ -8,7 +8,6 @@ writes its own ansible.cfg, so the project's is never read).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -20,17 +19,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 TOSCA = os.path.join(ROOT, "tosca")
 VENV = os.path.join(ROOT, ".venv-opera")
-
-
-def _slurm_fixtures():
-    spec = importlib.util.spec_from_file_location(
-        "modak_slurm_fixtures", os.path.join(ROOT, "tests", "integration", "slurm", "conftest.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-slurm = _slurm_fixtures().slurm
 
 # the demo's Charliecloud storage (scripts/demo): the build cache there makes an unchanged recipe quick to rebuild
 CH_STORAGE = "/var/tmp/modak-demo.ch"

@@ -1,0 +1,80 @@
+"""A real Slurm cluster (with the PBS wrappers) for every integration test that needs one: one session fixture,
+so the cluster starts once per run whichever folders the run selects.
+
+The session fixture ``slurm`` runs slurm/start-slurm.sh, which installs the Debian packages when they are
+missing and starts munged, slurmctld and slurmd on 127.0.0.1. It needs root and apt-get; without them
+the tests fail with a message that says so (they are never skipped).
+
+One node runs jobs (``node00`` on 127.0.0.1, 16 CPUs); five more (node01-node04 and ``ssd``, 128 CPUs, 4 GPUs each) never
+run a slurmd and stay DOWN: jobs that need them are accepted and wait, which is what the held jobs of the
+read-back oracle (slurm/readback.py) need. Every partition holds all six nodes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+START = os.path.join(HERE, "slurm", "start-slurm.sh")
+STOP = os.path.join(HERE, "slurm", "stop-slurm.sh")
+# the node announces more CPUs and memory than this machine has (config_overrides) so that the
+# examples' requests fit; jobs share the real cores
+CLUSTER_CPUS = 16
+CLUSTER_MEM_MB = 131072
+# nodes that are configured but never run (held jobs are read back there); 'ssd' is a node name the original
+# MODAK's documents ask for (request_specific_nodes: ssd)
+RUNNING_NODE = "node00"          # not 'localhost': slurmd refuses that name next to other nodes
+DOWN_NODES = "node01 node02 node03 node04 ssd"
+DOWN_CPUS = 128
+DOWN_MEM_MB = 262144
+DOWN_GPUS = 4
+DOWN_FEATURES = "avx2,ib"
+# partitions the conformance corpus (tests/data/original/corpus) and the generated documents ask for
+CORPUS_PARTITIONS = ("ssd", "standard", "normal", "gpu", "long")
+
+
+def example_partitions():
+    """Partition names the examples ask for, so that the test cluster has them."""
+    from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipeline
+    from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
+    catalog = ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml"))
+    names = set()
+    for name in sorted(os.listdir(os.path.join(ROOT, "examples"))):
+        doc = dsl.load_file(os.path.join(ROOT, "examples", name))
+        doc["job"].setdefault("target", {})["job_scheduler_type"] = "slurm"
+        result = pipeline.optimise(doc, catalog)
+        for line in result.script.directives:
+            match = re.match(r"^#SBATCH --partition=(\S+)$", line)
+            if match and match.group(1) != "debug":
+                names.add(match.group(1))
+    return sorted(names)
+
+
+def start_slurm(clean=True):
+    partitions = sorted(set(example_partitions()) | set(CORPUS_PARTITIONS))
+    env = dict(os.environ, SLURM_CPUS=str(CLUSTER_CPUS), SLURM_MEM_MB=str(CLUSTER_MEM_MB),
+               SLURM_PARTITIONS=" ".join(partitions), SLURM_CLEAN="1" if clean else "0",
+               SLURM_NODE_NAME=RUNNING_NODE, SLURM_DOWN_NODES=DOWN_NODES, SLURM_DOWN_CPUS=str(DOWN_CPUS),
+               SLURM_DOWN_MEM_MB=str(DOWN_MEM_MB),
+               SLURM_DOWN_GPUS=str(DOWN_GPUS), SLURM_DOWN_FEATURES=DOWN_FEATURES)
+    proc = subprocess.run(["bash", START], env=env, capture_output=True, text=True, timeout=600, check=False)
+    if proc.returncode != 0:
+        pytest.fail("start-slurm.sh failed (rc %d):\n%s\n%s" % (proc.returncode, proc.stdout, proc.stderr),
+                    pytrace=False)
+    return proc.stdout
+
+
+@pytest.fixture(scope="session")
+def slurm():
+    if os.geteuid() != 0:
+        pytest.fail("the Slurm tests start a real cluster and must run as root", pytrace=False)
+    # stop first: a running slurmctld keeps its old configuration (node size, partitions)
+    subprocess.run(["bash", STOP], capture_output=True, timeout=60, check=False)
+    start_slurm()
+    yield {"cpus": CLUSTER_CPUS, "max_cpus": DOWN_CPUS, "start": start_slurm}
+    subprocess.run(["bash", STOP], capture_output=True, timeout=60, check=False)
