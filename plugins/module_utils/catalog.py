@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The image catalog: optimised images with structured attributes.
 
-The embedded default is ``catalog/images.yaml`` of the collection; any file of the same
-form can replace it. Entries are checked against ``ENTRY_SCHEMA`` and turned into ``Image``.
+The embedded default is ``catalog/images.yaml`` of the collection (``embedded()`` reads its generated copy,
+embedded_catalog.py); any file of the same form can replace it. Entries are checked against
+``ENTRY_SCHEMA`` and turned into ``Image``.
 """
 
 from __future__ import annotations
@@ -182,3 +183,62 @@ class ImageCatalog(object):
         except (IOError, OSError) as exc:
             raise CatalogError("cannot read catalog %s: %s" % (path, exc.strerror or exc))
         return cls.from_text(text, str(path), **build)
+
+
+def embedded(build_prefix=recipe_images.DEFAULT_PREFIX, base_image=None):
+    """The collection's own catalog: catalog/images.yaml as embedded_catalog.py holds it, checked and with its
+    recipes resolved when that file was generated; only the build prefix is applied here. A ``base_image``
+    changes the recipes, which are then resolved again."""
+    from ansible_collections.sodalite.modak.plugins.module_utils import embedded_catalog  # pylint: disable=import-outside-toplevel
+    if base_image:
+        return ImageCatalog.from_data({"images": embedded_catalog.ENTRIES}, embedded_catalog.SOURCE, build_prefix,
+                                      base_image)
+    recipe_images.check_prefix(build_prefix)
+    images = []
+    for raw, built in zip(embedded_catalog.ENTRIES, embedded_catalog.RESOLVED):
+        if built is None:
+            images.append(image_from_entry(raw))
+            continue
+        entry = dict(built["entry"])
+        if "uri" not in raw:
+            entry["uri"] = recipe_images.build_uri(build_prefix, _RecipeName(built["name"], built["sha256"]))
+        images.append(image_from_entry(entry, raw["recipe"]))
+    return ImageCatalog(images, embedded_catalog.SOURCE)
+
+
+class _RecipeName(object):
+    """The name and hash of a resolved recipe: what build_uri reads."""
+
+    def __init__(self, name, sha256):
+        self.name, self.sha256 = name, sha256
+
+
+def embedded_module_text(source):
+    """The text of embedded_catalog.py for the catalog file content ``source`` (scripts/export_catalog.py)."""
+    import hashlib  # pylint: disable=import-outside-toplevel
+    import pprint  # pylint: disable=import-outside-toplevel
+    data = yaml.safe_load(source)
+    checked = ImageCatalog.from_data(data, "catalog/images.yaml")     # refuses what a task would refuse
+    entries = data["images"] if isinstance(data, dict) else data
+    resolved = []
+    for raw in entries:
+        if "recipe" not in raw:
+            resolved.append(None)
+            continue
+        recipe = recipe_images.recipe_of(raw["recipe"])
+        resolved.append({"entry": recipe_images.resolve(raw, recipe_images.DEFAULT_PREFIX, None, "catalog/images.yaml"),
+                         "name": recipe.name, "sha256": recipe.sha256})
+    assert len(checked) == len(entries)
+    return "".join([
+        "# -*- coding: utf-8 -*-\n",
+        "# Copyright: modak developers\n",
+        "# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)\n",
+        "# Generated from catalog/images.yaml by scripts/export_catalog.py (make schema): do not edit.\n",
+        '"""The embedded image catalog as data: the entries of catalog/images.yaml, checked, and per entry the\n',
+        'recipe-backed image resolved for the default build prefix (None for a published image)."""\n\n',
+        "from __future__ import annotations\n\n",
+        "SOURCE = 'embedded catalog (catalog/images.yaml)'\n",
+        "SOURCE_SHA256 = %r\n\n" % hashlib.sha256(source).hexdigest(),
+        "ENTRIES = %s\n\n" % pprint.pformat(entries, indent=1, width=118, sort_dicts=True),
+        "RESOLVED = %s\n" % pprint.pformat(resolved, indent=1, width=118, sort_dicts=True),
+    ])

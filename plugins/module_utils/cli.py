@@ -17,12 +17,10 @@ import os
 import sys
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline
-from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
+from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, ModakError
 
 OK, INVALID, USAGE = 0, 1, 2
-COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EMBEDDED_CATALOG = os.path.join(COLLECTION_ROOT, "catalog", "images.yaml")
 
 
 class UsageError(Exception):
@@ -101,7 +99,7 @@ def cmd_validate(args):
 
 def _catalog(path):
     try:
-        return ImageCatalog.from_file(path or EMBEDDED_CATALOG)
+        return ImageCatalog.from_file(path) if path else embedded()
     except ModakError as exc:
         raise UsageError(str(exc))
 

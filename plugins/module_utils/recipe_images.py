@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, DslInvalid
@@ -93,6 +94,22 @@ def _manifest_url(uri):
     return "%s://%s/v2/%s/manifests/%s" % (scheme, host, repo, tag)
 
 
+def _address(url):
+    """(host, port) of an http(s) URL made by _manifest_url."""
+    scheme, _sep, rest = url.partition("://")
+    host = rest.split("/", 1)[0]
+    if host.startswith("["):
+        name, _sep, port = host[1:].partition("]")
+        port = port.lstrip(":")
+    else:
+        name, _sep, port = host.partition(":")
+    return name, int(port) if port else (443 if scheme == "https" else 80)
+
+
+def _loopback(url):
+    return _address(url)[0] in ("localhost", "127.0.0.1", "::1")
+
+
 def _manifest_status(url, timeout):
     """HTTP status of one HEAD request for a manifest, redirects not followed; ``timeout`` seconds to connect
     and for each read. urllib (the environment's proxies apply) costs a fifth of the import time of requests,
@@ -123,6 +140,10 @@ def is_built(uri, timeout=5.0):
     if url is None:
         return False, "%s is not a registry reference modak can look up" % uri
     try:
+        if _loopback(url):
+            # the default prefix is a registry on this host; when none listens, a refused connection says so
+            # without loading an HTTP client
+            socket.create_connection(_address(url), timeout=timeout).close()
         status = _manifest_status(url, timeout)
     except (OSError, ValueError) as exc:   # URLError, timeouts and TLS errors are OSErrors
         reason = getattr(exc, "reason", None)

@@ -38,13 +38,11 @@ options:
     description:
       - Path of an image catalog file (YAML, the form of C(catalog/images.yaml) of this collection).
       - When neither O(catalog) nor O(catalog_data) is given, the catalog embedded in the collection is used
-        (the action plugin of this module reads it on the controller).
+        (it travels with the module as data, checked and with its recipes resolved when the collection was built).
     type: path
   catalog_data:
     description:
       - The image catalog as data (a mapping with an C(images) list, or the list itself).
-      - Filled in by the action plugin with the embedded catalog when neither O(catalog) nor O(catalog_data)
-        is given.
     type: raw
   registries:
     description:
@@ -278,7 +276,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sodalite.modak.plugins.module_utils import bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline, recipe_images
-from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
+from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 
 # the registry reader (with requests) and the performance model load only when a task names registries or a store:
@@ -291,8 +289,10 @@ def _catalog(params):
     build = dict(build_prefix=params["build_prefix"], base_image=params["build_base_image"])
     if params["catalog"]:
         base = ImageCatalog.from_file(params["catalog"], **build)
+    elif params["catalog_data"] is not None:
+        base = ImageCatalog.from_data(params["catalog_data"], "catalog_data", **build)
     else:
-        base = ImageCatalog.from_data(params["catalog_data"] or [], "catalog_data", **build)
+        base = embedded(**build)
     images, warnings = list(base.images), []
     names = set(image.name for image in images)
     if params["registries"]:

@@ -49,6 +49,6 @@ print(" ".join(sorted(m for m in sys.modules if m.split(".")[0] in sys.argv[3:]
 def test_an_optimise_task_loads_neither_requests_nor_the_registry_reader_nor_the_model():
     """requests (0.1 s), the registry reader and the performance model load only for registries or a store."""
     done = subprocess.run([sys.executable, "-c", OPTIMISE_PROBE, ROOT + "/collections", ROOT,
-                           "requests", "urllib3", "numpy", "sklearn"],
+                           "requests", "urllib3", "http", "numpy", "sklearn"],
                           capture_output=True, text=True, check=True)
     assert done.stdout.strip() == ""
