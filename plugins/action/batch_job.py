@@ -65,8 +65,10 @@ class ActionModule(ActionBase):
     def _submit_and_follow(self, args, task_vars):
         started = time.monotonic()
         submitted = self._execute_module(module_name=MODULE, module_args=dict(args, wait=False), task_vars=task_vars)
-        if submitted.get("failed") or not submitted.get("active"):
+        if submitted.get("failed"):
             return submitted
+        if not submitted.get("active"):          # ended already (rerun: false), nothing to wait for
+            return dict(submitted, polls=[_poll(submitted, 0)])
         # the module has validated the arguments: these conversions succeed
         interval = _arg(args, "poll_interval", check_type_float, 5.0)
         timeout = _arg(args, "wait_timeout", check_type_int, 3600)
@@ -94,6 +96,8 @@ class ActionModule(ActionBase):
         outcome = dict(last)
         outcome.pop("stdout_tail", None)
         outcome.update(changed=submitted.get("changed", False), cmd=submitted.get("cmd", []), polls=polls)
+        if "invocation" in submitted:
+            outcome["invocation"] = submitted["invocation"]
         if not last.get("failed"):
             outcome["msg"] = submitted.get("msg")
         if timed_out:

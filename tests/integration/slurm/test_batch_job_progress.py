@@ -47,6 +47,10 @@ def test_local_job_progress_is_printed_at_each_poll(play, tmp_path):
     script = write(tmp_path / "prog.sh", "#!/bin/bash\nfor i in 1 2 3 4 5 6; do echo \"tick $i\"; sleep 1; done\n")
     proc, result = play(submit_task(script=script, scheduler="local", wait=True, poll_interval=1))
     check_progress(proc, result, "prog")
+    # the same job again with rerun: false: it has ended, nothing is submitted or waited for
+    proc, again = play(submit_task(script=script, scheduler="local", wait=True, poll_interval=1, rerun=False))
+    assert not again["changed"] and again["job_id"] == result["job_id"] and again["state"] == "COMPLETED", again
+    assert [p["state"] for p in again["polls"]] == ["COMPLETED"] and progress_lines(proc.stdout) == []
 
 
 def test_wait_timeout_fails_the_task_with_the_jobs_state(play, tmp_path):
