@@ -77,8 +77,8 @@ class ActionModule(ActionBase):
 
         def report(status, waited):
             polls.append({"state": _state(status), "waited": int(waited)})
-            display.display(progress.line(host, label, _state(status), waited=waited,
-                                          last=tail["lines"][-1] if tail["lines"] else None))
+            progress.show(display, progress.line(host, label, _state(status), waited=waited,
+                                                 last=tail["lines"][-1] if tail["lines"] else None))
 
         first = query()
         report(first, time.monotonic() - started)

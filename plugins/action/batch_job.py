@@ -87,8 +87,9 @@ class ActionModule(ActionBase):
         def report(last, waited):
             polls.append(_poll(last, waited))
             tail = last.get("stdout_tail") or []
-            display.display(progress.line(host, subject, last.get("state") or "UNKNOWN", ran=last.get("elapsed"),
-                                          waited=waited, last=tail[-1] if tail else None))
+            text = progress.line(host, subject, last.get("state") or "UNKNOWN", ran=last.get("elapsed"), waited=waited,
+                                 last=tail[-1] if tail else None)
+            progress.show(display, text)
 
         report(submitted, time.monotonic() - started)
         last, timed_out = progress.follow(query, lambda r: not r.get("active"), report,

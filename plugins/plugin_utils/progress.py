@@ -13,6 +13,18 @@ from __future__ import annotations
 import time
 
 
+def to_stderr(stdout_callback):
+    """Whether progress lines go to stderr: when the stdout callback writes JSON, which a program parses
+    (ansible.posix.json, ansible.posix.jsonl, xOpera's json_ansible_callback); people read stdout otherwise."""
+    return "json" in (stdout_callback or "").lower()
+
+
+def show(display, text):
+    """Print one progress line at the default verbosity, on stdout unless the stdout callback writes JSON."""
+    from ansible import constants  # pylint: disable=import-outside-toplevel
+    display.display(text, stderr=to_stderr(constants.config.get_config_value("DEFAULT_STDOUT_CALLBACK")))
+
+
 def clock(seconds):
     """Seconds as H:MM:SS (hours keep counting past 24)."""
     seconds = max(0, int(seconds))

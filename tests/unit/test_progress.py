@@ -48,3 +48,11 @@ def test_follow_stops_at_a_failed_query():
                                       lambda r, waited: None, 1, 10, clock.now, first={"active": True},
                                       sleep=clock.sleep, now=lambda: clock.now)
     assert last["failed"] and not timed_out and clock.sleeps == [1]
+
+
+def test_progress_lines_leave_a_json_stdout_alone():
+    """A program parses the JSON callbacks' stdout (xOpera's json_ansible_callback): the lines go to stderr there."""
+    assert [progress.to_stderr(name) for name in ("default", "ansible.builtin.default", None, "community.general.yaml")] == [
+        False, False, False, False]
+    assert all(progress.to_stderr(name) for name in ("json", "ansible.posix.json", "ansible.posix.jsonl",
+                                                     "json_ansible_callback"))
