@@ -25,12 +25,27 @@ description:
     C(<chdir>/.modak/jobs.json).
   - Every scheduler command runs as an argument list, never through a shell, with a timeout
     (O(command_timeout)), so a scheduler that does not answer gives an error instead of a hang.
+  - With O(state=submitted) and O(wait=true) the waiting is done on the controller by the action plugin of
+    this module. It submits (the module with O(wait=false)), then queries the job (the module with
+    O(state=query)) every O(poll_interval) seconds and, after the submission and after each query, prints one
+    line at the default verbosity with the host, the job id and name, the scheduler's state, the time the job
+    has run when the scheduler tells, the time waited, and the last line of the job's output file when the
+    host can read it.
+  - "A progress line looks like this one: localhost: job 4242 (train) RUNNING, ran 0:01:23, waited 0:01:30: epoch 3/10"
 requirements:
   - The scheduler's command line tools on the host that runs the module (C(sbatch), C(squeue), C(scontrol), C(sacct),
     C(scancel) for Slurm; C(qsub), C(qstat), C(qdel) for PBS Pro and Torque); none for O(scheduler=local).
 author:
   - modak developers (@sodalite-modak)
 attributes:
+  action:
+    support: full
+    description: Indicates this has a corresponding action plugin so some parts of the options can be executed on the controller.
+    details: The waiting of O(state=submitted) with O(wait=true) runs on the controller and prints the job's progress.
+  async:
+    support: partial
+    description: Supports being used with the C(async) keyword.
+    details: With C(async) the module waits by itself, without printing progress.
   check_mode:
     support: full
     description: Can run in check mode and return changed status prediction without modifying target.
@@ -60,16 +75,22 @@ options:
     description:
       - V(submitted) submits the job (unless the same job is already queued or running).
       - V(absent) cancels the job (C(scancel), C(qdel), or a signal to the local process group).
+      - V(query) reports the state of job O(job_id) and the last lines of its output file (RV(stdout_tail)),
+        and changes nothing; it never submits and never waits. As with V(submitted), the task fails when the
+        job has ended in a state other than C(COMPLETED) and O(fail_on_job_error=true). O(scheduler) or
+        O(script) is needed to know the scheduler, as for V(absent).
     type: str
-    choices: [submitted, absent]
+    choices: [submitted, absent, query]
     default: submitted
   job_id:
     description:
-      - The job to cancel with O(state=absent).
+      - The job to cancel with O(state=absent), or to query with O(state=query) (required then).
     type: str
   wait:
     description:
       - Wait until the job has left the queue (ended, failed or was cancelled).
+      - With O(state=submitted) the progress is printed after every query (see the description).
+      - Ignored with O(state=query).
     type: bool
     default: false
   wait_timeout:
@@ -153,6 +174,13 @@ EXAMPLES = r"""
     script: /home/alice/jobs/solver.pbs
     scheduler: torque
 
+- name: Look at a job submitted earlier (fails when it ended badly)
+  sodalite.modak.batch_job:
+    job_id: "{{ job.job_id }}"
+    scheduler: slurm
+    state: query
+  register: seen
+
 - name: Cancel a job
   sodalite.modak.batch_job:
     job_id: "{{ job.job_id }}"
@@ -167,6 +195,29 @@ job_id:
   returned: always
   type: str
   sample: "4242"
+active:
+  description: Whether the job is still queued or running; null when there is no job (check mode, nothing to cancel).
+  returned: always
+  type: bool
+  sample: false
+stdout_tail:
+  description:
+    - The last lines (at most 3) of the job's output file RV(stdout_path), read from at most its last 4 KiB, each
+      line cut to 200 characters, control characters shown as C(?); empty when the file cannot be read yet.
+  returned: with O(state=query)
+  type: list
+  elements: str
+  sample: ["epoch 3/10 loss 0.41"]
+polls:
+  description:
+    - The job's state when it was submitted (or found) and after each query while waiting, oldest first.
+    - C(waited) is the number of seconds since the submission, C(elapsed) the job's own run time (null when the
+      scheduler does not tell).
+  returned: with O(state=submitted) and O(wait=true), except in check mode and with C(async)
+  type: list
+  elements: dict
+  sample: [{state: PENDING, elapsed: 0, waited: 0}, {state: RUNNING, elapsed: 4, waited: 5},
+           {state: COMPLETED, elapsed: 6, waited: 10}]
 state:
   description:
     - The job's state in the scheduler's words, for example C(PENDING), C(RUNNING), C(COMPLETED), C(FAILED),
@@ -230,7 +281,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.submit.job import (
 ARGUMENT_SPEC = dict(
     script=dict(type="path"),
     scheduler=dict(type="str", choices=list(NAMES)),
-    state=dict(type="str", default="submitted", choices=["submitted", "absent"]),
+    state=dict(type="str", default="submitted", choices=["submitted", "absent", "query"]),
     job_id=dict(type="str"),
     wait=dict(type="bool", default=False),
     wait_timeout=dict(type="int", default=3600),
@@ -246,10 +297,10 @@ ARGUMENT_SPEC = dict(
 
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
-                           required_if=[("state", "submitted", ("script",))],
+                           required_if=[("state", "submitted", ("script",)), ("state", "query", ("job_id",))],
                            required_one_of=[("script", "job_id")])
     params = dict((key, module.params[key]) for key in ARGUMENT_SPEC)
-    if params["wait"] and params["poll_interval"] < POLL_FLOOR_S:
+    if params["wait"] and params["state"] != "query" and params["poll_interval"] < POLL_FLOOR_S:
         module.warn("poll_interval=%s is below the floor of %s s; polling every %s s"
                     % (params["poll_interval"], POLL_FLOOR_S, POLL_FLOOR_S))
     try:

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from ansible_collections.sodalite.modak.plugins.module_utils import ledger
+from ansible_collections.sodalite.modak.plugins.module_utils import ledger, tail
 from ansible_collections.sodalite.modak.plugins.module_utils.commands import ProcessRunner
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import (
     SchedulerTimeout, SubmitError)
@@ -30,6 +30,8 @@ LEDGER = "jobs.json"
 # the shortest wait between two status queries: poll_interval 0 must not hammer the controller
 # (sbatch --wait itself starts at 2 s; Ansible's wait_for sleeps 1 s)
 POLL_FLOOR_S = 1.0
+# state=query returns this many last lines of the job's output file (read with tail.last_lines: bounded)
+OUTPUT_TAIL_LINES = 3
 
 
 @dataclass
@@ -95,9 +97,9 @@ class Job(object):
         self.name = submitter.name_of(self.text, script, req.extra_args) if script else None
         self.backend = submitter(self.runner, chdir=self.chdir, script=script, job_name=self.name)
         self.script = script
-        self.result = {"changed": False, "job_id": None, "state": None, "exit_code": None, "stdout_path": None,
-                       "stderr_path": None, "elapsed": None, "cmd": [], "scheduler": self.scheduler,
-                       "job_name": self.name}
+        self.result = {"changed": False, "job_id": None, "state": None, "active": None, "exit_code": None,
+                       "stdout_path": None, "stderr_path": None, "elapsed": None, "cmd": [],
+                       "scheduler": self.scheduler, "job_name": self.name}
 
     # -- the ledger ---------------------------------------------------------------------------------
     def _ledger_path(self):
@@ -123,7 +125,7 @@ class Job(object):
     # -- steps --------------------------------------------------------------------------------------
     def _status(self, job_id):
         status = self.backend.status(job_id)
-        self.result.update(job_id=status.job_id, state=status.state, exit_code=status.exit_code,
+        self.result.update(job_id=status.job_id, state=status.state, active=status.active, exit_code=status.exit_code,
                            stdout_path=status.stdout_path, stderr_path=status.stderr_path, elapsed=status.elapsed)
         return status
 
@@ -165,9 +167,22 @@ class Job(object):
             return self.result
         if self.req.wait:
             status = self.follow(status)
+        self._fail_if_ended_badly(status)
+        return self.result
+
+    def _fail_if_ended_badly(self, status):
         if not status.active and status.state != "COMPLETED" and self.req.fail_on_job_error:
             code = "" if status.exit_code is None else " with exit code %s" % status.exit_code
             raise JobFailed("job %s ended %s%s" % (status.job_id, status.state, code), self.result)
+
+    def query(self):
+        """The state of job ``job_id`` and the last lines of its output; changes nothing, never submits."""
+        if not self.req.job_id:
+            raise SubmitError("job_id is required with state=query")
+        status = self._status(self.req.job_id)
+        self.result["stdout_tail"] = tail.last_lines(status.stdout_path, OUTPUT_TAIL_LINES)
+        self.result["msg"] = "job %s is %s" % (status.job_id, status.state)
+        self._fail_if_ended_badly(status)
         return self.result
 
     def _submit_once(self):
@@ -218,6 +233,8 @@ class Job(object):
     def execute(self):
         if self.req.state == "absent":
             return self.absent()
+        if self.req.state == "query":
+            return self.query()
         return self.submitted()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -92,6 +93,20 @@ def test_role_builds_the_image_with_its_labels(built):
     assert "python3 -c import torch; print(torch.__version__)" in log
 
 
+def progress_lines(stdout):
+    """The async_wait lines: 'localhost: build of <image> RUNNING, waited 0:00:03: <last log line>'."""
+    pattern = re.compile(r"^localhost: build of (\S+) (RUNNING|FINISHED|FAILED), waited (\d+:\d\d:\d\d)(?:: (.*))?$")
+    return [m.groups() for m in map(pattern.match, stdout.splitlines()) if m]
+
+
+def test_build_progress_shows_the_time_and_the_logs_last_line_at_each_poll(built):
+    lines = progress_lines(built["first"].stdout)
+    assert lines and lines[-1][1] == "FINISHED", built["first"].stdout
+    assert all(line[0].startswith("localhost/modak/modak-pytorch-2.6-cpu") for line in lines), lines
+    assert any(line[3] for line in lines), lines                      # the log's last line, as the build goes
+    assert "Wait for the build" in built["first"].stdout and "FAILED - RETRYING" not in built["first"].stdout
+
+
 def test_second_run_skips_the_build(root, built):
     again = run_role(root, built["work"], built["extra"])
     assert again.returncode == 0, again.stdout[-3000:]
@@ -156,6 +171,7 @@ def test_failed_build_keeps_the_previous_image(root, built, tmp_path):
     failed = run_role(root, tmp_path, extra)
     assert failed.returncode != 0
     assert "the previous image (if any) is unchanged" in failed.stdout
+    assert progress_lines(failed.stdout)[-1][1] == "FAILED", failed.stdout
     after = subprocess.run(["podman", "image", "inspect", "--format", "{{.Id}}", image], capture_output=True,
                            text=True, check=True).stdout
     assert after == before

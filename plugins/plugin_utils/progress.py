@@ -1,0 +1,61 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Waiting on the controller while something runs on a host, with one progress line per poll.
+
+Used by the action plugins of batch_job (a batch job) and async_wait (an asynchronous task, such as an
+image build): they give a ``query`` (runs a module on the host and returns its result), a ``done`` test and
+a ``report`` (prints the line); ``follow`` sleeps, queries and reports until done or until the time is up.
+"""
+
+from __future__ import annotations
+
+import time
+
+
+def to_stderr(stdout_callback):
+    """Whether progress lines go to stderr: when the stdout callback writes JSON, which a program parses
+    (ansible.posix.json, ansible.posix.jsonl, xOpera's json_ansible_callback); people read stdout otherwise."""
+    return "json" in (stdout_callback or "").lower()
+
+
+def show(display, text):
+    """Print one progress line at the default verbosity, on stdout unless the stdout callback writes JSON."""
+    from ansible import constants  # pylint: disable=import-outside-toplevel
+    display.display(text, stderr=to_stderr(constants.config.get_config_value("DEFAULT_STDOUT_CALLBACK")))
+
+
+def clock(seconds):
+    """Seconds as H:MM:SS (hours keep counting past 24)."""
+    seconds = max(0, int(seconds))
+    return "%d:%02d:%02d" % (seconds // 3600, seconds % 3600 // 60, seconds % 60)
+
+
+def line(host, subject, state, ran=None, waited=None, last=None):
+    """'localhost: job 42 (train) RUNNING, ran 0:00:03, waited 0:00:05: <last output line>'."""
+    text = "%s: %s %s" % (host, subject, state)
+    if ran is not None:
+        text += ", ran %s" % clock(ran)
+    if waited is not None:
+        text += ", waited %s" % clock(waited)
+    if last:
+        text += ": %s" % last
+    return text
+
+
+def follow(query, done, report, interval, timeout, started, first=None, sleep=time.sleep, now=time.monotonic):
+    """Query every ``interval`` s until ``done(result)``, a failed result, or ``timeout`` s after ``started``.
+
+    ``report(result, waited)`` runs after each query. Returns (last result, True when the time ran out).
+    ``started`` is a ``now()`` reading (the submission's); the last sleep is cut short at the deadline.
+    """
+    deadline = started + timeout
+    result = first
+    while result is None or not (done(result) or result.get("failed")):
+        left = deadline - now()
+        if left <= 0:
+            return result, True
+        sleep(min(interval, max(0.05, left)))
+        result = query()
+        report(result, now() - started)
+    return result, False

@@ -1,0 +1,69 @@
+"""state=query: the job's state and the last lines of its output, from the scheduler's answers; nothing else runs."""
+
+from __future__ import annotations
+
+import pytest
+from fake_runner import FakeRunner
+
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
+from ansible_collections.sodalite.modak.plugins.module_utils.submit.job import JobFailed, Request, run
+
+SHOW = ["scontrol", "show", "job", "-o", "42"]
+
+
+def _show(state, out, run_time="00:01:23", exit_code="0:0"):
+    return (0, "JobId=42 JobName=train JobState=%s RunTime=%s ExitCode=%s StdOut=%s StdErr=%s\n"
+            % (state, run_time, exit_code, out, out), "")
+
+
+def _query(tmp_path, answer, **fields):
+    runner = FakeRunner([(SHOW, answer)])
+    request = dict(job_id="42", scheduler="slurm", state="query", chdir=str(tmp_path))
+    request.update(fields)
+    return run(Request(**request), runner), runner
+
+
+def test_query_reports_state_run_time_and_the_last_output_lines(tmp_path):
+    out = tmp_path / "train-42.out"
+    out.write_text("loading\nepoch 1/3\nepoch 2/3\n\nepoch 3/3 loss 0.4\n")
+    result, runner = _query(tmp_path, _show("RUNNING", out))
+    assert result["state"] == "RUNNING" and result["active"] is True and result["elapsed"] == 83
+    assert result["stdout_tail"] == ["epoch 1/3", "epoch 2/3", "epoch 3/3 loss 0.4"]
+    assert result["changed"] is False and result["cmd"] == [] and result["msg"] == "job 42 is RUNNING"
+    assert [tuple(a) for a in runner.history] == [tuple(SHOW)]          # one query, no submission, no cancel
+
+
+def test_query_of_a_pending_job_without_output_file_has_an_empty_tail(tmp_path):
+    result, _runner = _query(tmp_path, _show("PENDING", tmp_path / "not-yet.out", run_time="00:00:00"))
+    assert result["state"] == "PENDING" and result["active"] is True and result["stdout_tail"] == []
+
+
+def test_query_of_a_completed_job_is_inactive_and_succeeds(tmp_path):
+    result, _runner = _query(tmp_path, _show("COMPLETED", tmp_path / "x.out"))
+    assert result["active"] is False and result["exit_code"] == 0 and not result.get("failed")
+
+
+def test_query_of_a_failed_job_fails_with_its_exit_code(tmp_path):
+    with pytest.raises(JobFailed) as info:
+        _query(tmp_path, _show("FAILED", tmp_path / "x.out", exit_code="3:0"))
+    assert str(info.value) == "job 42 ended FAILED with exit code 3"
+    assert info.value.result["state"] == "FAILED" and info.value.result["exit_code"] == 3
+
+
+def test_query_of_a_failed_job_only_reports_without_fail_on_job_error(tmp_path):
+    result, _runner = _query(tmp_path, _show("FAILED", tmp_path / "x.out", exit_code="3:0"), fail_on_job_error=False)
+    assert result["state"] == "FAILED" and result["exit_code"] == 3 and result["active"] is False
+
+
+def test_query_needs_a_job_id(tmp_path):
+    with pytest.raises(SubmitError, match="job_id is required with state=query"):
+        run(Request(scheduler="slurm", state="query", chdir=str(tmp_path)), FakeRunner([]))
+
+
+def test_query_of_a_local_job_reads_its_output(tmp_path):
+    """A real local job (bash in the background): query follows it without a scheduler."""
+    script = tmp_path / "count.sh"
+    script.write_text("#!/bin/bash\necho one\necho two\n")
+    submitted = run(Request(script=str(script), scheduler="local", wait=True, poll_interval=0.1))
+    result = run(Request(script=str(script), scheduler="local", state="query", job_id=submitted["job_id"]))
+    assert result["state"] == "COMPLETED" and result["stdout_tail"] == ["one", "two"] and not result["changed"]

@@ -1,0 +1,47 @@
+"""tail.last_lines: the end of a file being written, bounded and printable whatever the file holds."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from ansible_collections.sodalite.modak.plugins.module_utils import tail
+
+
+def test_last_lines_skips_blank_lines_and_keeps_the_order(tmp_path):
+    path = tmp_path / "log"
+    path.write_text("a\nb\n\n  \nc\n")
+    assert tail.last_lines(str(path), 2) == ["b", "c"]
+    assert tail.last_lines(str(path), 1) == ["c"]
+
+
+def test_missing_file_empty_path_and_zero_lines_give_nothing(tmp_path):
+    assert tail.last_lines(str(tmp_path / "absent")) == []
+    assert tail.last_lines(None) == [] and tail.last_lines("") == []
+    assert tail.last_lines(str(tmp_path), 1) == []                      # a directory is not read
+
+
+def test_terminal_escapes_and_control_characters_are_shown_as_question_marks(tmp_path):
+    path = tmp_path / "log"
+    path.write_bytes(b"ok\n\x1b]0;pwned\x07\x1b[2Jstep\tdone \xff\n")
+    assert tail.last_lines(str(path)) == ["?]0;pwned??[2Jstep\tdone \ufffd"]
+
+
+def test_a_huge_file_is_read_from_its_end_only_and_lines_are_cut(tmp_path):
+    path = tmp_path / "log"
+    with open(str(path), "w") as handle:
+        handle.write("x" * 10000000 + "\n" + "y" * 1000 + "\nlast\n")
+    lines = tail.last_lines(str(path), 5)
+    assert lines[-1] == "last" and lines[0] == "y" * (tail.MAX_LINE - 3) + "..."
+    assert len(lines) == 2                             # the 10 MB line is outside the 4 KiB window
+
+
+def test_a_fifo_does_not_block(tmp_path):
+    fifo = str(tmp_path / "fifo")
+    os.mkfifo(fifo)
+    found = []
+    reader = threading.Thread(target=lambda: found.append(tail.last_lines(fifo)))
+    reader.daemon = True
+    reader.start()
+    reader.join(5)
+    assert found == [[]]
