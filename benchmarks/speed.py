@@ -4,7 +4,8 @@
 """How fast modak answers, side by side in one run:
 
 * tasks: a playbook of N ``sodalite.modak.optimise`` tasks against the same playbook of N
-  ``ansible.builtin.ping`` tasks (wall time, median of the repetitions; the ratio is what counts);
+  ``ansible.builtin.ping`` tasks (wall time, median of the repetitions; the ratio is what counts), for this
+  checkout with and without its bytecode cache (each copy starts from an empty cache);
 * decision: ``matcher.choose`` on a generated catalog of 10,000 images (p50 and p95 over many calls).
 
   benchmarks/speed.py                                   # this checkout; prints a table, writes --json
@@ -20,6 +21,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -91,28 +93,43 @@ def playbook(path, tasks, module):
         handle.write("\n".join(lines) + "\n")
 
 
-def ansible_run(collections, book, cwd):
+def ansible_run(collections, book, cwd, extra_env=None):
+    """(wall seconds, CPU seconds of ansible-playbook and everything it ran) of one playbook run."""
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=collections, ANSIBLE_LOCALHOST_WARNING="False",
-               ANSIBLE_INVENTORY_UNPARSED_WARNING="False", ANSIBLE_PYTHON_INTERPRETER=sys.executable)
+               ANSIBLE_INVENTORY_UNPARSED_WARNING="False", ANSIBLE_PYTHON_INTERPRETER=sys.executable,
+               **(extra_env or {}))
     env.pop("ANSIBLE_CONFIG", None)
     command = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([command, book], cwd=cwd, env=env, check=True, capture_output=True)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def tasks(collections, count, reps, work):
-    """Median wall seconds of the ping playbook and of the optimise playbook, alternating."""
+def tasks(copies, count, reps, work):
+    """Per copy: the ping playbook and the optimise playbook, run in rounds (every copy once per round, ping then
+    optimise), so that a change of the machine's load falls on all copies alike; medians over the rounds, and the
+    median of the ratios paired within a round."""
     ping, optimise = os.path.join(work, "ping.yml"), os.path.join(work, "optimise.yml")
     playbook(ping, count, "ping")
     playbook(optimise, count, "optimise")
-    seconds = {"ping": [], "optimise": []}
+    runs = dict((name, []) for name, _collections, _env in copies)
     for _rep in range(reps):
-        seconds["ping"].append(ansible_run(collections, ping, work))
-        seconds["optimise"].append(ansible_run(collections, optimise, work))
-    ping_s, opt_s = statistics.median(seconds["ping"]), statistics.median(seconds["optimise"])
-    return {"tasks": count, "ping_s": round(ping_s, 2), "optimise_s": round(opt_s, 2),
-            "ratio": round(opt_s / ping_s, 2), "optimise_per_task_s": round(opt_s / count, 3)}
+        for name, collections, extra_env in copies:
+            runs[name].append((ansible_run(collections, ping, work), ansible_run(collections, optimise, work, extra_env)))
+    result = {}
+    for name, pairs in runs.items():
+        ping_s = statistics.median(p[0] for p, _o in pairs)
+        opt_s = statistics.median(o[0] for _p, o in pairs)
+        result[name] = {
+            "tasks": count, "ping_s": round(ping_s, 2), "optimise_s": round(opt_s, 2),
+            "ratio": round(opt_s / ping_s, 2),
+            "paired_ratio": round(statistics.median(o[0] / p[0] for p, o in pairs), 2),
+            "cpu_ratio": round(statistics.median(o[1] / p[1] for p, o in pairs), 2),
+            "optimise_per_task_s": round(opt_s / count, 3), "rounds": [[round(p[0], 2), round(o[0], 2)] for p, o in pairs]}
+    return result
 
 
 def machine():
@@ -135,26 +152,32 @@ def main():
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--json", default=os.path.join(HERE, "results", "speed.json"))
     args = parser.parse_args()
-    copies = [("this", os.path.join(ROOT, "collections"))]
+    # each copy starts with an empty bytecode cache (the first task compiles, as on a new host); "this, no cache"
+    # is this checkout with the cache off: every task compiles the collection's files from Ansible's zip
+    copies = [("this, no cache", os.path.join(ROOT, "collections"), {"MODAK_BYTECODE_CACHE": "off"}),
+              ("this", os.path.join(ROOT, "collections"), {})]
     if args.baseline:
-        copies.insert(0, ("baseline", os.path.abspath(args.baseline)))
+        copies.insert(0, ("baseline", os.path.abspath(args.baseline), {}))
     result = {"machine": machine(), "settings": vars(args), "copies": {}}
     with tempfile.TemporaryDirectory(prefix="modak-speed-") as work:
         catalog_file = os.path.join(work, "catalog.json")
         with open(catalog_file, "w", encoding="utf-8") as handle:
             json.dump(generated_catalog(args.images), handle)
-        for name, collections in copies:
-            result["copies"][name] = {"decision": decision(collections, catalog_file, args.calls),
-                                      "tasks": tasks(collections, args.tasks, args.reps, work)}
+        copies = [(name, collections, dict(env, XDG_CACHE_HOME=os.path.join(work, "cache-%d" % index)))
+                  for index, (name, collections, env) in enumerate(copies)]
+        for name, collections, _env in copies:
+            result["copies"][name] = {"decision": decision(collections, catalog_file, args.calls)}
+        for name, measured in tasks(copies, args.tasks, args.reps, work).items():
+            result["copies"][name]["tasks"] = measured
     result["settings"] = {k: v for k, v in result["settings"].items() if k not in ("json", "baseline")}
-    print("| copy | %d optimise tasks | %d ping tasks | ratio | decision p50 (%d images) | p95 | CPU p50 | explanation lines |"
-          % (args.tasks, args.tasks, args.images))
-    print("|---|---|---|---|---|---|---|---|")
+    print("| copy | %d optimise tasks | %d ping tasks | ratio | paired | CPU ratio | decision p50 (%d images) | p95 "
+          "| CPU p50 | explanation lines |" % (args.tasks, args.tasks, args.images))
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, data in result["copies"].items():
         t, d = data["tasks"], data["decision"]
-        print("| %s | %.2f s | %.2f s | %.2fx | %.2f ms | %.2f ms | %.2f ms | %d |" % (
-            name, t["optimise_s"], t["ping_s"], t["ratio"], d["p50_ms"], d["p95_ms"], d["cpu_p50_ms"],
-            d["explanation_lines"]))
+        print("| %s | %.2f s | %.2f s | %.2fx | %.2fx | %.2fx | %.2f ms | %.2f ms | %.2f ms | %d |" % (
+            name, t["optimise_s"], t["ping_s"], t["ratio"], t["paired_ratio"], t["cpu_ratio"], d["p50_ms"],
+            d["p95_ms"], d["cpu_p50_ms"], d["explanation_lines"]))
     print("machine: %(cpu)s, %(cpus)s CPUs, Python %(python)s, load %(load_1min)s" % result["machine"])
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     with open(args.json, "w", encoding="utf-8") as handle:

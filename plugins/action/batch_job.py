@@ -79,7 +79,13 @@ class ActionModule(ActionBase):
         host = (task_vars or {}).get("inventory_hostname", "")
         subject = "job %s (%s)" % (submitted.get("job_id"), submitted.get("job_name"))
         polls = []
-        query_args = dict(args, state="query", job_id=submitted.get("job_id"), wait=False)
+        # the job as the submission resolved it: a poll does not read the script again (it may be gone or
+        # rewritten while the job runs)
+        query_args = dict(state="query", job_id=submitted.get("job_id"), scheduler=submitted.get("scheduler"),
+                          chdir=submitted.get("chdir"), wait=False)
+        for name in ("fail_on_job_error", "command_timeout"):
+            if args.get(name) is not None:
+                query_args[name] = args[name]
 
         def query():
             return self._execute_module(module_name=MODULE, module_args=query_args, task_vars=task_vars)
@@ -97,8 +103,10 @@ class ActionModule(ActionBase):
         outcome = dict(last)
         outcome.pop("stdout_tail", None)
         outcome.update(changed=submitted.get("changed", False), cmd=submitted.get("cmd", []), polls=polls)
-        if "invocation" in submitted:
-            outcome["invocation"] = submitted["invocation"]
+        if "invocation" in submitted:     # the task's arguments: the submission ran with wait=false
+            invocation = dict(submitted["invocation"])
+            invocation["module_args"] = dict(invocation.get("module_args") or {}, wait=True)
+            outcome["invocation"] = invocation
         if not last.get("failed"):
             outcome["msg"] = submitted.get("msg")
         if timed_out:

@@ -17,6 +17,7 @@ checkout, an installed collection) nothing changes: Python's own __pycache__ alr
 
 from __future__ import annotations
 
+import _imp
 import hashlib
 import importlib.abc
 import importlib.machinery
@@ -26,46 +27,102 @@ import os
 import stat
 import sys
 import tempfile
+import types
 import zipimport
 
 PREFIX = "ansible_collections.sodalite.modak."
-TAG = (sys.implementation.cache_tag or "python").encode("ascii") + importlib.util.MAGIC_NUMBER
+# the interpreter and its optimisation level: code compiled under -O is never served to a run without it
+TAG = (sys.implementation.cache_tag or "python").encode("ascii") + importlib.util.MAGIC_NUMBER + \
+    b"-O%d" % sys.flags.optimize
+_LOOSE = stat.S_IWGRP | stat.S_IWOTH
+
+
+def _chain_ok(path, uid):
+    """``path`` and every directory above it belong to ``uid`` or root, and those others may write are sticky."""
+    while True:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return False
+        if info.st_uid not in (uid, 0):
+            return False
+        if not stat.S_ISLNK(info.st_mode) and info.st_mode & _LOOSE and not info.st_mode & stat.S_ISVTX:
+            return False
+        parent = os.path.dirname(path)
+        if parent == path:
+            return True
+        path = parent
+
+
+def _trusted(path, uid):
+    """Whether nobody but ``uid`` (and root) can change what ``path`` names, along the path as written and along
+    the one its links lead to: a directory of someone else above it could rename it away and put their own in
+    its place (the rule ssh applies to ~/.ssh; a sticky directory such as /tmp is fine)."""
+    return _chain_ok(os.path.abspath(path), uid) and _chain_ok(os.path.realpath(path), uid)
 
 
 def cache_dir():
-    """The cache directory, created 0700, or None when there is none that only this user can write (or it is off)."""
+    """The cache directory, created 0700 and this user's own, or None when it is off or others could change it."""
     if os.environ.get("MODAK_BYTECODE_CACHE", "").lower() in ("off", "0", "false", "no"):
         return None
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if not os.path.isabs(base):
         return None
     path = os.path.join(base, "modak", "bytecode")
+    uid = os.getuid()
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
-        info = os.stat(path)
+        info = os.lstat(path)
     except OSError:
         return None
-    if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) or not stat.S_ISDIR(info.st_mode):
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid or info.st_mode & _LOOSE or not _trusted(path, uid):
         return None
     return path
+
+
+def _read_entry(entry):
+    """The code object kept in ``entry``, or None (missing, damaged, not this user's own, or others may write it)."""
+    try:
+        fd = os.open(entry, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if info.st_uid != os.getuid() or info.st_mode & _LOOSE or not stat.S_ISREG(info.st_mode):
+            return None
+        try:
+            code = marshal.loads(handle.read())
+        except (OSError, ValueError, EOFError, TypeError):
+            return None
+    return code if isinstance(code, types.CodeType) else None
+
+
+def _write_entry(directory, entry, code):
+    """Keep ``code`` in ``entry`` (atomically; nothing is left behind when the disk refuses)."""
+    try:
+        fd, partial = tempfile.mkstemp(dir=directory, prefix=".part-")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(marshal.dumps(code))
+        os.replace(partial, entry)
+    except OSError:
+        try:
+            os.unlink(partial)
+        except OSError:
+            pass
 
 
 def load_code(directory, source, filename):
     """The code object of ``source``: from the cache when it holds this source's entry, else compiled (and kept)."""
     entry = os.path.join(directory, hashlib.sha256(TAG + source).hexdigest())
-    try:
-        with open(entry, "rb") as handle:
-            return marshal.loads(handle.read())
-    except (OSError, ValueError, EOFError, TypeError):
-        pass
+    code = _read_entry(entry)
+    if code is not None:
+        _imp._fix_co_filename(code, filename)   # tracebacks name this task's archive, as zipimport's would
+        return code
     code = compile(source, filename, "exec", dont_inherit=True)
-    try:
-        fd, partial = tempfile.mkstemp(dir=directory, prefix=".part-")
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(marshal.dumps(code))
-        os.replace(partial, entry)
-    except OSError:
-        pass
+    _write_entry(directory, entry, code)
     return code
 
 

@@ -18,6 +18,7 @@ import json
 import os
 import re
 import socket
+import threading
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, DslInvalid
@@ -112,8 +113,10 @@ def _loopback(url):
 
 def _manifest_status(url, timeout):
     """HTTP status of one HEAD request for a manifest, redirects not followed; ``timeout`` seconds to connect
-    and for each read. urllib (the environment's proxies apply) costs a fifth of the import time of requests,
-    and this lookup runs in every optimise task."""
+    and for each read. urllib (the environment's proxies apply; a CA bundle named by REQUESTS_CA_BUNDLE or
+    CURL_CA_BUNDLE is used as requests would) costs a fifth of the import time of requests, and this lookup runs
+    in every optimise task."""
+    import ssl  # pylint: disable=import-outside-toplevel
     import urllib.error  # pylint: disable=import-outside-toplevel
     import urllib.request  # pylint: disable=import-outside-toplevel
 
@@ -121,7 +124,9 @@ def _manifest_status(url, timeout):
         def redirect_request(self, req, fp, code, msg, headers, newurl):
             return None
 
-    opener = urllib.request.build_opener(_NoRedirect)
+    bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or None
+    tls = urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=bundle))
+    opener = urllib.request.build_opener(_NoRedirect, tls)
     try:
         with opener.open(urllib.request.Request(url, method="HEAD", headers={"Accept": MANIFEST_TYPES}),
                          timeout=timeout) as resp:
@@ -130,25 +135,40 @@ def _manifest_status(url, timeout):
         return exc.code
 
 
+def _lookup(url, timeout):
+    """(status, None) or (None, why) of the manifest lookup, all of it (name lookup, connect, request, answer)
+    within a deadline of twice ``timeout`` seconds."""
+    outcome = []
+
+    def probe():
+        try:
+            if _loopback(url):
+                # the default prefix is a registry on this host; when none listens, a refused connection says so
+                # without loading an HTTP client
+                socket.create_connection(_address(url), timeout=timeout).close()
+            outcome.append((_manifest_status(url, timeout), None))
+        except Exception as exc:  # pylint: disable=broad-except  # anything a registry answers ends as a reason
+            reason = getattr(exc, "reason", None)   # URLError wraps the socket's error
+            outcome.append((None, (reason if isinstance(reason, BaseException) else exc).__class__.__name__))
+
+    worker = threading.Thread(target=probe, name="modak-manifest-lookup", daemon=True)
+    worker.start()
+    worker.join(2 * timeout)
+    return outcome[0] if outcome else (None, "no answer within %g s" % (2 * timeout))
+
+
 def is_built(uri, timeout=5.0):
     """(True/False, why) whether the image at ``uri`` exists: a file in the image directory, or a manifest in
-    the registry (one request, ``timeout`` seconds to connect and to read). An unreachable registry counts
-    as not built, with the reason."""
+    the registry (one request; ``timeout`` seconds to connect and then to read, twice that in all). An
+    unreachable registry, or a server that does not answer as one, counts as not built, with the reason."""
     if uri.startswith("/"):
         return os.path.isfile(uri), "file %s %s" % (uri, "exists" if os.path.isfile(uri) else "is missing")
     url = _manifest_url(uri)
     if url is None:
         return False, "%s is not a registry reference modak can look up" % uri
-    try:
-        if _loopback(url):
-            # the default prefix is a registry on this host; when none listens, a refused connection says so
-            # without loading an HTTP client
-            socket.create_connection(_address(url), timeout=timeout).close()
-        status = _manifest_status(url, timeout)
-    except (OSError, ValueError) as exc:   # URLError, timeouts and TLS errors are OSErrors
-        reason = getattr(exc, "reason", None)
-        name = reason.__class__.__name__ if isinstance(reason, BaseException) else exc.__class__.__name__
-        return False, "registry of %s not reachable (%s)" % (uri, name)
+    status, failure = _lookup(url, timeout)
+    if failure is not None:
+        return False, "registry of %s not reachable (%s)" % (uri, failure)
     if status == 200:
         return True, "%s is in its registry" % uri
     return False, "%s answered %d for %s" % (url.split("/v2/")[0], status, uri)

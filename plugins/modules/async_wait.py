@@ -44,6 +44,8 @@ attributes:
     support: full
     platforms: posix
     description: Target OS/families that can be operated against.
+extends_documentation_fragment:
+  - sodalite.modak.bytecode_cache
 options:
   jid:
     description:

@@ -22,6 +22,8 @@ description:
   - Records already in the store for this host's hardware class count as measured, so a second call
     continues the search. C(sodalite.modak.optimise) with the same O(results_store) then uses the records.
   - In check mode nothing runs; the planned first runs are returned.
+extends_documentation_fragment:
+  - sodalite.modak.bytecode_cache
 options:
   dsl:
     description:

@@ -57,6 +57,8 @@ attributes:
     support: full
     platforms: posix
     description: Target OS/families that can be operated against.
+extends_documentation_fragment:
+  - sodalite.modak.bytecode_cache
 options:
   script:
     description:
@@ -259,6 +261,11 @@ scheduler:
   returned: always
   type: str
   sample: slurm
+chdir:
+  description: The directory the scheduler commands ran in (the job's submit directory).
+  returned: always
+  type: str
+  sample: /scratch/alice/jobs
 job_name:
   description: The job's name (from the directives, the extra arguments, or the script's file name).
   returned: always

@@ -18,6 +18,8 @@ description:
     push the image (C(docker://) with podman/buildah, C(oras://) for SIF files), plus a Slurm job script that runs
     the build on a compute node.
   - Changes nothing; the P(sodalite.modak.container_build#role) role runs the commands.
+extends_documentation_fragment:
+  - sodalite.modak.bytecode_cache
 options:
   engine:
     description: Build tool.

@@ -21,6 +21,8 @@ description:
     C(modak.recipe.sha256), the hash of the recipe model, used by the P(sodalite.modak.container_build#role) role
     to skip builds of an image that already exists.
   - Every DSL value that reaches a recipe is checked against a strict pattern or quoted; no template engine is used.
+extends_documentation_fragment:
+  - sodalite.modak.bytecode_cache
 options:
   dsl:
     description:

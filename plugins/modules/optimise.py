@@ -18,6 +18,8 @@ description:
   - Picks run settings (nodes, tasks, threads, launcher, environment) and writes the job script for Slurm,
     PBS Pro, Torque or plain bash into O(output_dir), atomically and only when its content changes.
   - No DSL value is ever evaluated as a template; values reaching the script are pattern-checked or quoted.
+extends_documentation_fragment:
+  - sodalite.modak.bytecode_cache
 options:
   dsl:
     description:
@@ -93,7 +95,8 @@ options:
   build_lookup_timeout:
     description:
       - Seconds to connect to, and then to read from, the registry when looking up whether a recipe-backed
-        image is built. An unreachable registry counts as not built (availability C(to-build)).
+        image is built; the whole lookup ends within twice this. An unreachable registry, or a server that
+        does not answer as one, counts as not built (availability C(to-build)).
     type: float
     default: 5.0
   results_store:

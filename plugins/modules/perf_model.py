@@ -17,6 +17,8 @@ description:
     of the paper-style linear baseline.
   - O(action=predict) returns the predicted time of one configuration with a 90 % interval.
   - O(action=report) writes PNG plots (predicted vs measured, ranked configurations) and a markdown summary.
+extends_documentation_fragment:
+  - sodalite.modak.bytecode_cache
 options:
   store:
     description:

@@ -95,3 +95,35 @@ def test_outside_a_zip_nothing_is_installed():
 def test_the_cache_can_be_turned_off(tmp_path):
     result = run(payload(tmp_path, 3), tmp_path / "cache", MODAK_BYTECODE_CACHE="off")
     assert not result["installed"] and result["answer"] == 3 and not (tmp_path / "cache").exists()
+
+
+def test_a_cache_below_a_directory_of_another_user_is_not_used(tmp_path):
+    """Someone who owns a directory above the cache could swap the cache for their own between check and use."""
+    other = tmp_path / "theirs"
+    other.mkdir()
+    os.chown(str(other), 65534, 65534)
+    result = run(payload(tmp_path, 8), other)
+    assert not result["installed"] and result["answer"] == 8
+
+
+def test_a_cache_below_a_writable_directory_is_used_only_when_that_directory_is_sticky(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(str(shared), 0o777)
+    assert not run(payload(tmp_path, 9), shared / "me")["installed"]
+    os.chmod(str(shared), 0o1777)
+    assert run(payload(tmp_path, 9), shared / "me2")["installed"]
+
+
+def test_an_entry_others_may_write_is_compiled_again_not_loaded(tmp_path):
+    zipped = payload(tmp_path, 11)
+    run(zipped, tmp_path / "cache")
+    directory = tmp_path / "cache" / "modak" / "bytecode"
+    planted = payload(tmp_path, 12)
+    run(planted, tmp_path / "planted")          # bytecode of ANSWER = 12 ...
+    (name,) = os.listdir(str(directory))
+    (other,) = os.listdir(str(tmp_path / "planted" / "modak" / "bytecode"))
+    os.replace(str(tmp_path / "planted" / "modak" / "bytecode" / other), str(directory / name))
+    os.chmod(str(directory / name), 0o666)       # ... put where the entry of ANSWER = 11 is, writable by all
+    result = run(zipped, tmp_path / "cache")
+    assert result["answer"] == 11 and result["compiled"].count("sample.py") == 1

@@ -58,3 +58,49 @@ def test_a_missing_manifest_means_to_build_with_the_status(registry):
 def test_a_redirect_is_not_followed(registry):
     built, why = recipe_images.is_built(registry + ":moved", timeout=5)
     assert not built and "answered 307" in why
+
+
+def _server(answer):
+    """A TCP server on 127.0.0.1 that sends ``answer`` (None: says nothing) to each connection; its port."""
+    import socket
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+
+    def serve():
+        while True:
+            try:
+                conn, _addr = listener.accept()
+            except OSError:
+                return
+            if answer is not None:
+                conn.recv(4096)
+                conn.sendall(answer)
+                conn.close()
+            else:
+                threading.Timer(30, conn.close).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener
+
+
+def test_a_server_that_does_not_speak_http_means_to_build_not_a_crash():
+    listener = _server(b"SSH-2.0-OpenSSH_9.2\r\nnot http at all\r\n")
+    try:
+        built, why = recipe_images.is_built("docker://127.0.0.1:%d/modak/x:1" % listener.getsockname()[1], timeout=5)
+    finally:
+        listener.close()
+    assert not built and "not reachable" in why
+
+
+def test_a_registry_that_never_answers_is_given_up_within_the_deadline():
+    import time
+    listener = _server(None)
+    try:
+        started = time.monotonic()
+        built, why = recipe_images.is_built("docker://127.0.0.1:%d/modak/x:1" % listener.getsockname()[1],
+                                            timeout=0.5)
+        took = time.monotonic() - started
+    finally:
+        listener.close()
+    assert not built and "not reachable" in why and took < 2.5

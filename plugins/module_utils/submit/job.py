@@ -99,7 +99,7 @@ class Job(object):
         self.script = script
         self.result = {"changed": False, "job_id": None, "state": None, "active": None, "exit_code": None,
                        "stdout_path": None, "stderr_path": None, "elapsed": None, "cmd": [],
-                       "scheduler": self.scheduler, "job_name": self.name}
+                       "scheduler": self.scheduler, "job_name": self.name, "chdir": self.chdir}
 
     # -- the ledger ---------------------------------------------------------------------------------
     def _ledger_path(self):
