@@ -216,7 +216,6 @@ class _RecipeName(object):
 def embedded_module_text(source):
     """The text of embedded_catalog.py for the catalog file content ``source`` (scripts/export_catalog.py)."""
     import hashlib  # pylint: disable=import-outside-toplevel
-    import pprint  # pylint: disable=import-outside-toplevel
     data = yaml.safe_load(source)
     checked = ImageCatalog.from_data(data, "catalog/images.yaml")     # refuses what a task would refuse
     entries = data["images"] if isinstance(data, dict) else data
@@ -239,6 +238,17 @@ def embedded_module_text(source):
         "from __future__ import annotations\n\n",
         "SOURCE = 'embedded catalog (catalog/images.yaml)'\n",
         "SOURCE_SHA256 = %r\n\n" % hashlib.sha256(source).hexdigest(),
-        "ENTRIES = %s\n\n" % pprint.pformat(entries, indent=1, width=118, sort_dicts=True),
-        "RESOLVED = %s\n" % pprint.pformat(resolved, indent=1, width=118, sort_dicts=True),
+        "ENTRIES = %s\n\n" % _literal(entries),
+        "RESOLVED = %s\n" % _literal(resolved),
     ])
+
+
+def _literal(value, depth=0):
+    """A Python literal of plain data, one item per line with hanging indents (pep8 clean, diff friendly)."""
+    pad, inner = "    " * depth, "    " * (depth + 1)
+    if isinstance(value, dict) and value:
+        items = ["%s%r: %s" % (inner, key, _literal(value[key], depth + 1)) for key in sorted(value)]
+        return "{\n%s,\n%s}" % (",\n".join(items), pad)
+    if isinstance(value, list) and value:
+        return "[\n%s,\n%s]" % (",\n".join(inner + _literal(item, depth + 1) for item in value), pad)
+    return repr(value)
