@@ -16,20 +16,13 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 from ansible.utils.vars import merge_hash
 
+from ansible_collections.sodalite.modak.plugins.modules.async_wait import ARGUMENT_SPEC
 from ansible_collections.sodalite.modak.plugins.plugin_utils import progress
 
 MODULE = "sodalite.modak.async_wait"
 POLL_FLOOR_S = 1.0
 
 display = Display()
-
-ARGUMENT_SPEC = dict(
-    jid=dict(type="str", required=True),
-    log=dict(type="path"),
-    label=dict(type="str"),
-    timeout=dict(type="int", default=3600),
-    poll_interval=dict(type="float", default=10),
-)
 
 
 def _state(result):
