@@ -79,11 +79,11 @@ class ActionModule(ActionBase):
         host = (task_vars or {}).get("inventory_hostname", "")
         subject = "job %s (%s)" % (submitted.get("job_id"), submitted.get("job_name"))
         polls = []
-        # the job as the submission resolved it: a poll does not read the script again (it may be gone or
-        # rewritten while the job runs)
+        # the job as the submission resolved it (scheduler, submit directory); the script only names the job's
+        # output files, and a poll goes on when it is gone while the job runs
         query_args = dict(state="query", job_id=submitted.get("job_id"), scheduler=submitted.get("scheduler"),
                           chdir=submitted.get("chdir"), wait=False)
-        for name in ("fail_on_job_error", "command_timeout"):
+        for name in ("script", "extra_args", "fail_on_job_error", "command_timeout"):
             if args.get(name) is not None:
                 query_args[name] = args[name]
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
 import sys
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline

@@ -12,7 +12,6 @@ Ties go to the name in alphabetical order, so the result never depends on catalo
 from __future__ import annotations
 
 import collections
-import itertools
 import operator
 import re
 from dataclasses import replace

@@ -171,7 +171,7 @@ def is_built(uri, timeout=5.0):
         return False, "registry of %s not reachable (%s)" % (uri, failure)
     if status == 200:
         return True, "%s is in its registry" % uri
-    return False, "%s answered %d for %s" % (url.split("/v2/")[0], status, uri)
+    return False, "%s answered %s for %s" % (url.split("/v2/")[0], status, uri)
 
 
 def availability(choice, timeout=5.0):

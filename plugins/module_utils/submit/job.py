@@ -75,7 +75,12 @@ class Job(object):
 
     def __init__(self, req, runner=None):
         self.req = req
-        self.text = _read(req.script) if req.script else ""
+        try:
+            self.text = _read(req.script) if req.script else ""
+        except SubmitError:
+            if req.state != "query":
+                raise
+            self.text = ""     # a poll of a job whose script is gone or unreadable: the scheduler still knows it
         if req.scheduler:
             self.scheduler = req.scheduler
         elif req.script:

@@ -67,3 +67,14 @@ def test_query_of_a_local_job_reads_its_output(tmp_path):
     submitted = run(Request(script=str(script), scheduler="local", wait=True, poll_interval=0.1))
     result = run(Request(script=str(script), scheduler="local", state="query", job_id=submitted["job_id"]))
     assert result["state"] == "COMPLETED" and result["stdout_tail"] == ["one", "two"] and not result["changed"]
+
+
+def test_a_poll_goes_on_when_the_job_script_is_gone(tmp_path):
+    """The script only names the job's files; a job whose script was removed while it runs is still followed."""
+    result, _runner = _query(tmp_path, _show("RUNNING", tmp_path / "x.out"), script=str(tmp_path / "removed.sbatch"))
+    assert result["state"] == "RUNNING" and result["chdir"] == str(tmp_path)
+
+
+def test_a_submission_still_refuses_a_missing_script(tmp_path):
+    with pytest.raises(SubmitError, match="cannot read the job script"):
+        run(Request(script=str(tmp_path / "removed.sbatch"), scheduler="slurm", chdir=str(tmp_path)), FakeRunner([]))
