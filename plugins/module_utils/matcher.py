@@ -294,8 +294,9 @@ def choose(req, catalog):
     if span is not None:
         inside, outside = groups[span[0]:span[1]], groups[:span[0]] + groups[span[1]:]
     else:
-        inside = tuple(g for g in groups if request.matches(g[0]))
-        outside = tuple(g for g in groups if not request.matches(g[0]))
+        matching = [request.matches(group[0]) for group in groups]
+        inside = tuple(group for group, match in zip(groups, matching) if match)
+        outside = tuple(group for group, match in zip(groups, matching) if not match)
     rejections.add_versions(outside, wanted)   # one verdict for every image of a version
     for _version, _text, _names, imgs in inside:
         for img in imgs:
