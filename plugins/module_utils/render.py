@@ -50,8 +50,8 @@ def sif_name(uri):
     return names.cache_name(uri, ".sif")
 
 
-def launcher_words(settings):
-    return launchers.words(settings)
+def launcher_words(settings, backend=None):
+    return launchers.words(settings, backend)
 
 
 def image_lines(req, uri, runtime, gpu_vendor="none"):
@@ -133,7 +133,8 @@ def render(req, choice, settings):
             return list(argv)
     if app.build:
         body.extend(build_lines(app.build, wrap))
-    run = backend.run_prefix(options) + launcher_words(settings) + wrap(list(app.argv) + list(settings.extra_args))
+    body.extend(launchers.lines(settings, backend))
+    run = backend.run_prefix(options) + launcher_words(settings, backend) + wrap(list(app.argv) + list(settings.extra_args))
     if app.post_execution:
         body.append("MODAK_RC=0")
         body.extend(run_notes(run))
