@@ -176,7 +176,11 @@ def cmd_optimise(args):
     catalog = _catalog(args.catalog)
     records = host = None
     if args.results_store:
+        from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor
         from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
+        if not predictor.HAS_SKLEARN:
+            raise UsageError("--results-store needs the performance model's libraries numpy and scikit-learn: "
+                             "pip install -r requirements-perf.txt of the collection (or 'sodalite-modak[perf]')")
         records, host = perf_store.load(args.results_store), perf_store.local_hardware()
     results, owners = [], {}
     for path, document in documents:
