@@ -35,11 +35,15 @@ sys.path.insert(0, os.path.join(ROOT, "collections") if os.path.isdir(os.path.jo
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store  # noqa: E402
 
 
-def ensure_torch(python=sys.executable):
-    """Install the pinned CPU torch into this interpreter's environment when it is missing."""
+def ensure_torch(python=sys.executable, install=False):
+    """Check that torch imports in ``python``; install the pinned CPU torch only when asked (``install``)."""
     probe = subprocess.run([python, "-c", "import torch"], capture_output=True, check=False)
     if probe.returncode == 0:
         return
+    if not install:
+        raise SystemExit("modak: torch is not installed for %s: install benchmarks/requirements-bench.txt (%s) "
+                         "into it, or ask for it with --install-torch (the benchmark role's "
+                         "benchmark_install_torch: true)" % (python, TORCH_PIN))
     sys.stderr.write("modak: installing %s (benchmarks/requirements-bench.txt)\n" % TORCH_PIN)
     subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r",
                     os.path.join(HERE, "requirements-bench.txt")], check=True)
@@ -136,6 +140,8 @@ def main(argv=None):
     p.add_argument("--index", type=int, default=None, help="run only this position of the plan (array element)")
     p.add_argument("--slurm-array", metavar="SCRIPT", help="write a Slurm array script instead of running")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
+    p.add_argument("--install-torch", action=argparse.BooleanOptionalAction, default=False,
+                   help="pip-install the pinned torch (benchmarks/requirements-bench.txt) when it is missing")
     args = p.parse_args(argv)
     if args.configs_file:
         with open(args.configs_file) as handle:
@@ -151,7 +157,7 @@ def main(argv=None):
         os.chmod(args.slurm_array, 0o755)
         print(json.dumps({"changed": True, "script": args.slurm_array, "elements": len(configs) * args.reps}))
         return 0
-    ensure_torch()
+    ensure_torch(install=args.install_torch)
     if args.index is not None:
         rep, config = plan(configs, args.reps, args.seed)[args.index]
         record = run_one(config, args.steps, args.warmup, tag="rep%d" % rep)

@@ -5,7 +5,7 @@
 
 Exit status: 0 everything is valid (and written), 1 a DSL is invalid, 2 the command cannot run as asked
 (bad options, unreadable files, a malformed catalog, an output directory that cannot be written, a missing
-library). Output is deterministic: inputs keep their order, JSON keys are sorted, nothing carries a time.
+library), 3 a file would change (``--check``) or a script is not in git as written (``--require-tracked``). Output is deterministic: inputs keep their order, JSON keys are sorted, nothing carries a time.
 """
 
 from __future__ import annotations
@@ -13,17 +13,40 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, ModakError
 
-OK, INVALID, USAGE = 0, 1, 2
+OK, INVALID, USAGE, CHANGED = 0, 1, 2, 3
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # the collection's root
+GIT_TIMEOUT = 60
 
 
 class UsageError(Exception):
     """The command cannot run as asked (exit status 2)."""
+
+
+def version():
+    """The collection's version: MANIFEST.json of an installed copy, galaxy.yml of a checkout, else the package's."""
+    try:
+        with open(os.path.join(ROOT, "MANIFEST.json"), encoding="utf-8") as handle:
+            return json.load(handle)["collection_info"]["version"]
+    except (IOError, OSError, ValueError, KeyError):
+        pass
+    try:
+        with open(os.path.join(ROOT, "galaxy.yml"), encoding="utf-8") as handle:
+            return str(dsl.yaml.safe_load(handle)["version"])
+    except (IOError, OSError, AttributeError, KeyError, TypeError, ValueError):
+        pass
+    try:
+        from importlib import metadata
+        return metadata.version("sodalite-modak")
+    except Exception:   # no metadata: not installed with pip
+        return "unknown"
 
 
 def _parser():
@@ -33,6 +56,7 @@ def _parser():
     parser = argparse.ArgumentParser(
         prog="modak", description="Validate MODAK optimisation DSLs, write their job scripts and container recipes.",
         epilog="Exit status: 0 valid, 1 a DSL is invalid, 2 usage or I/O error.")
+    parser.add_argument("--version", action="version", version="modak %s" % version())
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
     validate = commands.add_parser("validate", parents=[common], help="check DSL files and list every problem")
@@ -43,7 +67,11 @@ def _parser():
     optimise.add_argument("-o", "--output-dir", required=True, metavar="DIR")
     optimise.add_argument("--catalog", metavar="FILE", help="image catalog (default: the embedded one)")
     optimise.add_argument("--results-store", metavar="FILE", help="benchmark results for the performance model")
-    optimise.add_argument("--check", action="store_true", help="write nothing; report what would change")
+    optimise.add_argument("--check", action="store_true",
+                          help="write nothing; report what would change, exit 3 when something would")
+    optimise.add_argument("--require-tracked", action="store_true",
+                          help="exit 3 when a script was written or is not tracked by git, naming what to add "
+                               "(the pre-commit hook)")
     recipe = commands.add_parser("recipe", parents=[common],
                                  help="write the Singularity definition file and Dockerfile of one DSL into DIR")
     recipe.add_argument("file", metavar="FILE")
@@ -51,7 +79,8 @@ def _parser():
     recipe.add_argument("--recipe-format", action="append", choices=("singularity", "docker"),
                         help="only this recipe format (repeatable; default both)")
     recipe.add_argument("--base-image", metavar="URI", help="base image instead of the one the DSL implies")
-    recipe.add_argument("--check", action="store_true", help="write nothing; report what would change")
+    recipe.add_argument("--check", action="store_true",
+                        help="write nothing; report what would change, exit 3 when something would")
     return parser
 
 
@@ -147,7 +176,11 @@ def cmd_optimise(args):
     catalog = _catalog(args.catalog)
     records = host = None
     if args.results_store:
+        from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor
         from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
+        if not predictor.HAS_SKLEARN:
+            raise UsageError("--results-store needs the performance model's libraries numpy and scikit-learn: "
+                             "pip install -r requirements-perf.txt of the collection (or 'sodalite-modak[perf]')")
         records, host = perf_store.load(args.results_store), perf_store.local_hardware()
     results, owners = [], {}
     for path, document in documents:
@@ -165,7 +198,7 @@ def cmd_optimise(args):
         results.append((path, result))
     if bad:
         return _invalid("optimise", [], bad)
-    report, lines = [], []
+    report, lines, to_add = [], [], []
     for path, result in results:
         target = _target(args.output_dir, result.script.filename)
         text = result.script.text
@@ -182,7 +215,31 @@ def cmd_optimise(args):
         lines.append("%s: %s %s (%s, image %s)" % (path, verb, target, result.script.scheduler,
                                                    result.choice.uri or "none: bare run"))
         lines.extend("  warning: %s" % w for w in result.warnings)
-    return OK, {"command": "optimise", "valid": True, "files": report}, lines
+        if args.require_tracked and (changed or not _tracked(target)):
+            to_add.append(_shown(target))
+    status = CHANGED if args.check and any(r["changed"] for r in report) else OK
+    if to_add:
+        lines.append("job scripts to add to git: git add %s" % " ".join(to_add))
+        status = CHANGED
+    return status, {"command": "optimise", "valid": True, "files": report, "to_add": to_add}, lines
+
+
+def _shown(path):
+    """``path`` relative to the current directory when it is below it (what the user types to git add)."""
+    rel = os.path.relpath(path)
+    return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
+
+
+def _tracked(path):
+    """Whether git tracks ``path`` (in the index), asked in the current directory."""
+    try:
+        done = subprocess.run(["git", "ls-files", "--error-unmatch", "--", path], capture_output=True,
+                              timeout=GIT_TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UsageError("--require-tracked needs git: %s" % exc)
+    if done.returncode not in (0, 1):
+        raise UsageError("--require-tracked: git ls-files failed: %s" % done.stderr.decode(errors="replace").strip())
+    return done.returncode == 0
 
 
 def cmd_recipe(args):
@@ -203,7 +260,7 @@ def cmd_recipe(args):
     report = dict(out, file=args.file, valid=True)
     verb = ("would write" if args.check else "wrote") if out["changed"] else "unchanged"
     lines = ["%s: %s %s" % (args.file, verb, " ".join(out["recipes"][f] for f in formats))]
-    return OK, {"command": "recipe", "valid": True, "files": [report]}, lines
+    return CHANGED if args.check and out["changed"] else OK, {"command": "recipe", "valid": True, "files": [report]}, lines
 
 
 COMMANDS = {"validate": cmd_validate, "optimise": cmd_optimise, "recipe": cmd_recipe}
@@ -230,3 +287,8 @@ def main(argv=None, stdout=None, stderr=None):
     else:
         stdout.write("".join(line + "\n" for line in lines))
     return status
+
+
+def run():
+    """The ``modak`` entry point of the pip-installed package."""
+    sys.exit(main())

@@ -16,11 +16,18 @@ from ansible_collections.sodalite.modak.plugins.module_utils import dsl
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
 
 
+# the performance model's libraries: the collection's extra requirements-perf.txt
+PERF_LIBRARIES = ("numpy", "scipy", "scikit-learn", "matplotlib")
+PERF_EXTRA = ("the performance model (its extra: pip install -r requirements-perf.txt of the collection, "
+              "or pip install 'sodalite-modak[perf]')")
+
+
 def require(module, *libraries):
     """Fail the task for the first (name, missing, import traceback) whose library is missing."""
     for name, missing, error in libraries:
         if missing:
-            module.fail_json(msg=missing_required_lib(name), exception=error)
+            reason = PERF_EXTRA if name in PERF_LIBRARIES else None
+            module.fail_json(msg=missing_required_lib(name, reason=reason), exception=error)
 
 
 def dsl_libraries():

@@ -105,10 +105,26 @@ def test_optimise_refuses_two_dsls_with_one_job_name(tmp_path):
     assert "mnist-train.sbatch" in done.stdout
 
 
-def test_optimise_check_writes_nothing(tmp_path):
+def test_optimise_check_writes_nothing_and_exits_3_when_it_would_write(tmp_path):
     done = modak("optimise", "--check", "-o", str(tmp_path / "jobs"), PYTORCH)
-    assert done.returncode == 0 and "would write" in done.stdout
+    assert done.returncode == 3 and "would write" in done.stdout
     assert not (tmp_path / "jobs").exists()
+    assert modak("optimise", "-o", str(tmp_path / "jobs"), PYTORCH).returncode == 0
+    done = modak("optimise", "--check", "-o", str(tmp_path / "jobs"), PYTORCH)
+    assert done.returncode == 0 and "unchanged" in done.stdout
+
+
+def test_recipe_check_exits_3_when_it_would_write(tmp_path):
+    assert modak("recipe", "--check", PYTORCH, "-o", str(tmp_path / "r")).returncode == 3
+    assert modak("recipe", PYTORCH, "-o", str(tmp_path / "r")).returncode == 0
+    assert modak("recipe", "--check", PYTORCH, "-o", str(tmp_path / "r")).returncode == 0
+
+
+def test_version_is_the_collections(tmp_path):
+    with open(os.path.join(ROOT, "galaxy.yml"), encoding="utf-8") as handle:
+        wanted = yaml.safe_load(handle)["version"]
+    done = modak("--version", cwd=str(tmp_path))
+    assert done.returncode == 0 and done.stdout.strip() == "modak %s" % wanted
 
 
 def test_recipe_writes_both_recipes(tmp_path):
@@ -136,11 +152,42 @@ def test_pre_commit_hooks_run_as_pre_commit_runs_them(tmp_path, bad):
 
     def run(hook, *names):
         argv = shlex.split(hook["entry"])
-        argv[0] = os.path.join(ROOT, argv[0])          # language: script runs the hook repository's file
+        assert hook["language"] == "python" and argv[0] == "modak"   # the package's entry point: bin/modak's main
+        argv[0] = MODAK
         return subprocess.run(argv + hook.get("args", []) + list(names), cwd=str(tmp_path), env=_env(),
                               capture_output=True, text=True, check=False, timeout=120)
 
+    git(tmp_path, "init", "-q")
     assert run(hooks["modak-validate"], "train.yaml").returncode == 0
     assert run(hooks["modak-validate"], "train.yaml", bad).returncode == 1
-    assert run(hooks["modak-optimise"], "train.yaml").returncode == 0
+    done = run(hooks["modak-optimise"], "train.yaml")             # a new DSL: its new script must be added
+    assert done.returncode == 3 and "git add jobs/mnist-train.sbatch" in done.stdout
     assert (tmp_path / "jobs" / "mnist-train.sbatch").is_file()
+    done = run(hooks["modak-optimise"], "train.yaml")             # written but still not in git: fails again
+    assert done.returncode == 3 and "git add jobs/mnist-train.sbatch" in done.stdout
+    git(tmp_path, "add", "train.yaml", "jobs/mnist-train.sbatch")
+    assert run(hooks["modak-optimise"], "train.yaml").returncode == 0
+    text = (tmp_path / "train.yaml").read_text().replace("--epochs 5", "--epochs 6")
+    (tmp_path / "train.yaml").write_text(text)                    # a changed DSL: its script changes
+    done = run(hooks["modak-optimise"], "train.yaml")
+    assert done.returncode == 3 and "git add jobs/mnist-train.sbatch" in done.stdout
+
+
+def git(cwd, *args):
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.org"] + list(args), cwd=str(cwd),
+                   check=True, capture_output=True, timeout=60)
+
+
+def test_the_ci_check_fails_on_a_dsl_whose_script_is_not_committed(tmp_path):
+    """docs/cli.md's CI steps in a fresh clone: a committed DSL without its script fails the check."""
+    (tmp_path / "dsl").mkdir()
+    shutil.copy(PYTORCH, tmp_path / "dsl" / "train.yaml")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "dsl")
+    git(tmp_path, "commit", "-qm", "a DSL without its script")
+    assert modak("validate", "dsl/train.yaml", cwd=str(tmp_path)).returncode == 0
+    assert modak("optimise", "--check", "dsl/train.yaml", "-o", "jobs", cwd=str(tmp_path)).returncode == 3
+    assert modak("optimise", "dsl/train.yaml", "-o", "jobs", cwd=str(tmp_path)).returncode == 0
+    git(tmp_path, "add", "jobs")
+    git(tmp_path, "commit", "-qm", "its script")
+    assert modak("optimise", "--check", "dsl/train.yaml", "-o", "jobs", cwd=str(tmp_path)).returncode == 0

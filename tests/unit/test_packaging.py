@@ -7,7 +7,10 @@ import re
 import subprocess
 import sys
 
+import tomllib
+
 import yaml
+from packaging.version import Version
 from helpers import ROOT
 
 BIN = os.path.dirname(sys.executable)
@@ -54,6 +57,37 @@ def test_requirements_list_what_modules_need_and_the_lock_lives_apart():
     assert "ansible-core==" in lock and "antsibull-changelog==" in lock and "pytest==" in lock
     with open(os.path.join(ROOT, "scripts", "bootstrap"), encoding="utf-8") as handle:
         assert "requirements-dev.lock" in handle.read()
+
+
+def _names(path):
+    with open(os.path.join(ROOT, path), encoding="utf-8") as handle:
+        return [re.split(r"[<>=!~ ;\[]", line.strip())[0].lower() for line in handle
+                if line.strip() and not line.startswith(("#", "-r"))]
+
+
+def test_the_core_needs_no_performance_model_and_the_extra_declares_it():
+    core, perf = _names("requirements.txt"), _names("requirements-perf.txt")
+    assert not {"numpy", "scipy", "scikit-learn", "matplotlib", "torch"} & set(core)
+    assert {"numpy", "scipy", "scikit-learn", "matplotlib"} == set(perf)
+    with open(os.path.join(ROOT, "requirements-perf.txt"), encoding="utf-8") as handle:
+        assert "-r requirements.txt\n" in handle.read()
+    with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as handle:
+        project = tomllib.loads(handle.read())["project"]
+    assert sorted(re.split(r"[<>=]", d)[0].lower() for d in project["dependencies"]) == sorted(core)
+    assert sorted(re.split(r"[<>=]", d)[0].lower() for d in project["optional-dependencies"]["perf"]) == sorted(perf)
+
+
+def test_the_python_package_has_the_collections_version_and_it_says_unreleased():
+    with open(os.path.join(ROOT, "galaxy.yml"), encoding="utf-8") as handle:
+        galaxy = yaml.safe_load(handle)["version"]
+    with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as handle:
+        package = tomllib.loads(handle.read())["project"]["version"]
+    assert str(Version(galaxy)) == package
+    with open(os.path.join(ROOT, "changelogs", "changelog.yaml"), encoding="utf-8") as handle:
+        released = set(str(v) for v in yaml.safe_load(handle)["releases"])
+    fragments = [f for f in os.listdir(os.path.join(ROOT, "changelogs", "fragments")) if f.endswith(".yml")]
+    if fragments:                         # unreleased changes: the version is a pre-release, not a released one
+        assert galaxy not in released and Version(galaxy).is_prerelease, galaxy
 
 
 def test_ansible_builder_reads_the_collections_dependencies(tmp_path):

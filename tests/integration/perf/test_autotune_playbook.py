@@ -25,7 +25,7 @@ SPACE = {"threads": [1, 2], "precision": ["fp32", "bf16"]}
 
 @pytest.fixture(scope="module", autouse=True)
 def torch_installed():
-    runner.ensure_torch()
+    runner.ensure_torch(install=True)   # the tests ask for the pinned torch explicitly
 
 
 def playbook(tmp_path, dsl_file, store_path, max_runs, min_gain=0.02):
