@@ -16,6 +16,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.catalog import Imag
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(os.path.dirname(HERE), "multinode", "data", "allreduce.c")
+INSTALL = os.path.join(os.path.dirname(HERE), "multinode", "install-mpi.sh")
 MPICC = {"openmpi": "mpicc.openmpi", "mpich": "mpicc.mpich"}
 FLAG = {"openmpi": "--hostfile", "mpich": "-f"}
 # Open MPI refuses to start as root unless told; the test machine's jobs run as root
@@ -25,6 +26,7 @@ AS_ROOT = {"openmpi": {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CO
 @pytest.mark.parametrize("library", ["openmpi", "mpich"])
 def test_mpirun_reads_the_parallel_environment_hosts(library, gridengine, play, tmp_path):
     assert SLOTS >= 4
+    subprocess.run(["bash", INSTALL], check=True, capture_output=True, timeout=900)
     binary = str(tmp_path / "allreduce")
     subprocess.run([MPICC[library], "-o", binary, SOURCE], check=True, capture_output=True)
     # the library's mpirun first on PATH, as a site's 'module load mpich' does (Debian's mpirun is Open MPI's)
