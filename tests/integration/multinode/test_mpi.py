@@ -39,8 +39,8 @@ CONTAINERS_CONF = ('[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=
 
 def run(argv, timeout=900, **kw):
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, **kw)
-    assert proc.returncode == 0, "%s failed (rc %d):\n%s\n%s" % (" ".join(argv), proc.returncode,
-                                                                proc.stdout[-3000:], proc.stderr[-3000:])
+    assert proc.returncode == 0, "%s failed (rc %d):\n%s\n%s" % (
+        " ".join(argv), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
     return proc.stdout
 
 
