@@ -141,6 +141,7 @@ def mpi_images(multinode):
     env = dict(os.environ, PATH=SYSTEM_PATH, USER="root")
     base = re.search(r"^name=(\S+)$", run([os.path.join(ROOT, "scripts", "base-image"), "--podman",
                                            "--charliecloud"], env=env, timeout=1800), re.M).group(1)
+    os.makedirs(IMAGES, exist_ok=True)
     entries = []
     for library in ("openmpi", "mpich"):
         context = os.path.join(RECIPES, library)
