@@ -60,8 +60,9 @@ alive() {
   ! ps -o stat= -p "$pid" | grep -q Z
 }
 
-# 1. install what is missing; libpmix2 before any slurmd starts, or its pmix plugin does not load
-PACKAGES="slurmctld slurmd slurm-client munge libpmix2 openmpi-bin libopenmpi-dev mpich libmpich-dev"
+# 1. install what is missing; libpmix2 (install-mpi.sh) before any slurmd starts, or its pmix plugin does not load
+bash "$(dirname "$0")/install-mpi.sh"
+PACKAGES="slurmctld slurmd slurm-client munge"
 missing=""
 for pkg in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $pkg"
