@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils import launchers, shell
+from ansible_collections.sodalite.modak.plugins.module_utils import distributed, launchers, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.model import JobScript
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtimes
@@ -125,15 +125,21 @@ def render(req, choice, settings):
     if choice.uri:
         body.extend(image_lines(req, choice.uri, runtime, settings.gpu_vendor))
 
-        def wrap(argv):
+        def wrap(argv, host_env=()):
             return runtime.exec_argv(IMAGE, argv, settings.gpu_vendor, binds, env=settings.env,
-                                     cwd=app.working_directory)
+                                     cwd=app.working_directory, host_env=host_env)
     else:
-        def wrap(argv):
+        def wrap(argv, host_env=()):
+            del host_env
             return list(argv)
     if app.build:
         body.extend(build_lines(app.build, wrap))
-    run = backend.run_prefix(options) + launcher_words(settings) + wrap(list(app.argv) + list(settings.extra_args))
+    program = list(app.argv) + list(settings.extra_args)
+    if settings.distributed:
+        body.extend(distributed.setup_lines(settings.distributed))
+        run = backend.run_prefix(options) + distributed.run_words(settings, program, wrap)
+    else:
+        run = backend.run_prefix(options) + launcher_words(settings) + wrap(program)
     if app.post_execution:
         body.append("MODAK_RC=0")
         body.extend(run_notes(run))

@@ -21,13 +21,14 @@ class Apptainer(object):
     def pull_argv(self, dest, uri):
         return [self.binary, "pull", "--force", dest, uri]
 
-    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None):
+    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, host_env=()):
         """``image`` is a word (often Raw('"$IMAGE"')); an empty argv runs the image's runscript.
 
-        ``env`` (name, value) pairs need no flag: Apptainer passes the job's environment to the container,
-        and it binds and enters the current directory itself (``cwd``, the script's working directory).
+        ``env`` (name, value) pairs and ``host_env`` (names set on the host, such as a rank) need no flag:
+        Apptainer passes the job's environment to the container, and it binds and enters the current
+        directory itself (``cwd``, the script's working directory).
         """
-        del env, cwd
+        del env, cwd, host_env
         words = [self.binary, "exec" if argv else "run"]
         words.extend(self.gpu_flags(gpu_vendor))
         if binds:

@@ -44,8 +44,12 @@ class Charliecloud(object):
     def convert_argv(self, ref, dest):
         return ["ch-convert", "-i", "ch-image", "-o", "dir", ref, dest]
 
-    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None):
-        """``ch-run``; the current directory is bound and entered: ``cwd`` (already among ``binds``) or $PWD."""
+    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, host_env=()):
+        """``ch-run``; the current directory is bound and entered: ``cwd`` (already among ``binds``) or $PWD.
+
+        ``host_env`` (names set on the host, such as a rank) needs no flag: ch-run passes the environment on.
+        """
+        del host_env
         if not argv:
             raise DslInvalid([DslProblem("job.application.executable", "is required with charliecloud: "
                                          "ch-run has no runscript", hint="name the program to run in the image")])

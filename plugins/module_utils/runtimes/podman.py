@@ -31,14 +31,17 @@ class Podman(object):
             return ["--device", "/dev/kfd", "--device", "/dev/dri"]
         return []
 
-    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None):
-        """``podman run``; ``env`` (name, value) pairs are passed by name (their values are exported before).
+    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, host_env=()):
+        """``podman run``; ``env`` (name, value) pairs are passed by name (their values are exported before), and
+        so are ``host_env`` names (set on the host, such as a rank: podman passes no variable unless named).
 
         The current directory is bound and entered: ``cwd`` when the script changed to a known directory
         (already among ``binds``), else ``$PWD``.
         """
         words = [self.binary, "run", "--rm", "--network=host", "--ipc=host", USERNS]
         for name, _value in env:
+            words.extend(["--env", name])
+        for name in host_env:
             words.extend(["--env", name])
         words.extend(self.gpu_flags(gpu_vendor))
         for bind in binds:
