@@ -155,14 +155,14 @@ def plan(req, settings):
     env = tuple((k, v) for k, v in settings.env if k != BACKEND_VAR) + ((BACKEND_VAR, dist.backend),)
     notes = list(settings.notes) + ["distributed training: %d node(s) x %d rank(s) = %d, %s, backend %s"
                                     % (nodes, ppn, dist.world_size, _describe(launch), dist.backend)]
+    common = dict(nodes=nodes, tasks=None, env=env, notes=tuple(notes), distributed=dist,
+                  pmi=None)   # no MPI: srun starts the ranks without a PMI plugin
     if launch == "srun":
-        return dataclasses.replace(settings, nodes=nodes, tasks_per_node=ppn, ranks=dist.world_size, tasks=None,
-                                   cpus_per_task=req.options.cpus_per_task or threads, launcher="srun", env=env,
-                                   notes=tuple(notes), distributed=dist)
-    return dataclasses.replace(settings, nodes=nodes, tasks_per_node=1, ranks=nodes, tasks=None,
-                               cpus_per_task=ppn * (req.options.cpus_per_task or threads),
-                               launcher="srun" if launch == "torchrun" else "none", env=env, notes=tuple(notes),
-                               distributed=dist)
+        return dataclasses.replace(settings, tasks_per_node=ppn, ranks=dist.world_size, launcher="srun",
+                                   cpus_per_task=req.options.cpus_per_task or threads, **common)
+    per_rank = req.options.cpus_per_task or threads
+    return dataclasses.replace(settings, tasks_per_node=1, ranks=nodes, cpus_per_task=ppn * per_rank,
+                               launcher="srun" if launch == "torchrun" else "none", **common)
 
 
 def _describe(launch):

@@ -571,6 +571,7 @@ def build_request(doc):
         bind_paths=tuple(binds),
         modules=tuple(raw_app.get("modules") or ()),
         launcher=raw_app.get("launcher", "auto"),
+        mpi_library=raw_app.get("mpi_library"),
         pre_execution=_lines(raw_app.get("pre-execution")),
         post_execution=_lines(raw_app.get("post-execution")),
     )
@@ -584,7 +585,7 @@ def build_request(doc):
                     engine=raw_target.get("container_engine", "apptainer"), image_dir=raw_target.get("image_dir"),
                     login_host=raw_target.get("login_host"), work_dir=raw_target.get("work_dir"),
                     partition=raw_target.get("partition"), modules=tuple(raw_target.get("modules") or ()),
-                    setup=_lines(raw_target.get("setup")))
+                    setup=_lines(raw_target.get("setup")), mpi_type=raw_target.get("mpi_type"))
     options = _job_options(job.get("job_options") or {}, notes)
     if options.queue is None and target.partition:
         options = dataclasses.replace(options, queue=target.partition)

@@ -1312,10 +1312,11 @@ RESOLVED = [
             'isa': 'x86-64-v2',
             'kind': 'mpi',
             'labels': {
-                'modak.recipe.sha256': '0f4253bd1f81e9d6f5d6bedfabf1ee9af18c504364b557a2eb5674664c3aa470',
+                'modak.recipe.sha256': 'aa89a2d2977360aabe14f90b4afb128f43767e327654f7fe0ae484493613fe79',
             },
             'mpi': {
                 'library': 'openmpi',
+                'pmi': 'pmix',
                 'version': '4.1.4',
             },
             'name': 'modak-openmpi-4.1-cpu',
@@ -1334,11 +1335,11 @@ RESOLVED = [
                     'cpu_type': 'x86',
                 },
             },
-            'uri': 'docker://localhost:5000/modak/modak-openmpi-4.1.4-x86-64-v2:0f4253bd1f81',
+            'uri': 'docker://localhost:5000/modak/modak-openmpi-4.1.4-x86-64-v2:aa89a2d29773',
             'version': '4.1.4',
         },
         'name': 'modak-openmpi-4.1.4-x86-64-v2',
-        'sha256': '0f4253bd1f81e9d6f5d6bedfabf1ee9af18c504364b557a2eb5674664c3aa470',
+        'sha256': 'aa89a2d2977360aabe14f90b4afb128f43767e327654f7fe0ae484493613fe79',
     },
     {
         'entry': {
@@ -1349,10 +1350,11 @@ RESOLVED = [
             'isa': 'x86-64-v2',
             'kind': 'mpi',
             'labels': {
-                'modak.recipe.sha256': '081948b16739ccf3a0b43a3845d128177512b729ac251e02a579f291dbfa7f65',
+                'modak.recipe.sha256': 'c18b4e37c0dcdba3fc262505c09c0f86dd712eb2d66aecb48c708970436f61ed',
             },
             'mpi': {
                 'library': 'openmpi',
+                'pmi': 'pmix',
                 'version': '4.1.6',
             },
             'name': 'modak-openmpi-4.1.6-cpu',
@@ -1371,11 +1373,11 @@ RESOLVED = [
                     'cpu_type': 'x86',
                 },
             },
-            'uri': 'docker://localhost:5000/modak/modak-openmpi-4.1.6-x86-64-v2:081948b16739',
+            'uri': 'docker://localhost:5000/modak/modak-openmpi-4.1.6-x86-64-v2:c18b4e37c0dc',
             'version': '4.1.6',
         },
         'name': 'modak-openmpi-4.1.6-x86-64-v2',
-        'sha256': '081948b16739ccf3a0b43a3845d128177512b729ac251e02a579f291dbfa7f65',
+        'sha256': 'c18b4e37c0dcdba3fc262505c09c0f86dd712eb2d66aecb48c708970436f61ed',
     },
     {
         'entry': {
@@ -1386,10 +1388,11 @@ RESOLVED = [
             'isa': 'x86-64-v2',
             'kind': 'mpi',
             'labels': {
-                'modak.recipe.sha256': 'db4d13ebf97faa56725fc00e0d86e12deea85e65ecc1f98751966a27f721c88f',
+                'modak.recipe.sha256': 'dd4de52c7069d14adb3054ca28b5907b66b14bf29a28145b14ad57b9b719e7ca',
             },
             'mpi': {
                 'library': 'openmpi',
+                'pmi': 'pmix',
                 'version': '5.0.5',
             },
             'name': 'modak-openmpi-5.0.5-cpu',
@@ -1408,11 +1411,11 @@ RESOLVED = [
                     'cpu_type': 'x86',
                 },
             },
-            'uri': 'docker://localhost:5000/modak/modak-openmpi-5.0.5-x86-64-v2:db4d13ebf97f',
+            'uri': 'docker://localhost:5000/modak/modak-openmpi-5.0.5-x86-64-v2:dd4de52c7069',
             'version': '5.0.5',
         },
         'name': 'modak-openmpi-5.0.5-x86-64-v2',
-        'sha256': 'db4d13ebf97faa56725fc00e0d86e12deea85e65ecc1f98751966a27f721c88f',
+        'sha256': 'dd4de52c7069d14adb3054ca28b5907b66b14bf29a28145b14ad57b9b719e7ca',
     },
     {
         'entry': {
@@ -1424,10 +1427,11 @@ RESOLVED = [
             'isa': 'x86-64-v2',
             'kind': 'mpi',
             'labels': {
-                'modak.recipe.sha256': 'b2d6f0e6f65c5e2d9e2bb59ad916ec784f5041deaa2972a7fa6e2e46ef6f73e5',
+                'modak.recipe.sha256': 'a7f8ea15187afa1455379d55df559cc11ec510349d14adf3638d368e0e8f3d3d',
             },
             'mpi': {
                 'library': 'openmpi',
+                'pmi': 'pmix',
                 'version': '4.1.6',
             },
             'name': 'modak-openmpi-4.1.6-cuda12',
@@ -1448,11 +1452,11 @@ RESOLVED = [
                     'cuda_version': '12.2',
                 },
             },
-            'uri': 'docker://localhost:5000/modak/modak-openmpi-4.1.6-x86-64-v2:b2d6f0e6f65c',
+            'uri': 'docker://localhost:5000/modak/modak-openmpi-4.1.6-x86-64-v2:a7f8ea15187a',
             'version': '4.1.6',
         },
         'name': 'modak-openmpi-4.1.6-x86-64-v2',
-        'sha256': 'b2d6f0e6f65c5e2d9e2bb59ad916ec784f5041deaa2972a7fa6e2e46ef6f73e5',
+        'sha256': 'a7f8ea15187afa1455379d55df559cc11ec510349d14adf3638d368e0e8f3d3d',
     },
     {
         'entry': {
@@ -1464,10 +1468,11 @@ RESOLVED = [
             'isa': 'x86-64-v2',
             'kind': 'mpi',
             'labels': {
-                'modak.recipe.sha256': '698b0697647c322276a8416d0196fa91359768e9bbd224604af56e098ed93a4d',
+                'modak.recipe.sha256': '60a22e1f2fab966fdadd04a99a465e2e6043c5cfbe1a63d66e3a20b1179694b2',
             },
             'mpi': {
                 'library': 'mpich',
+                'pmi': 'pmi2',
                 'version': '4.0.2',
             },
             'name': 'modak-mpich-4.0-cpu',
@@ -1486,11 +1491,11 @@ RESOLVED = [
                     'cpu_type': 'x86',
                 },
             },
-            'uri': 'docker://localhost:5000/modak/modak-mpich-4.0.2-x86-64-v2:698b0697647c',
+            'uri': 'docker://localhost:5000/modak/modak-mpich-4.0.2-x86-64-v2:60a22e1f2fab',
             'version': '4.0.2',
         },
         'name': 'modak-mpich-4.0.2-x86-64-v2',
-        'sha256': '698b0697647c322276a8416d0196fa91359768e9bbd224604af56e098ed93a4d',
+        'sha256': '60a22e1f2fab966fdadd04a99a465e2e6043c5cfbe1a63d66e3a20b1179694b2',
     },
     {
         'entry': {
@@ -1501,10 +1506,11 @@ RESOLVED = [
             'isa': 'x86-64-v2',
             'kind': 'mpi',
             'labels': {
-                'modak.recipe.sha256': '3ecdb392f0c759c61b0b4bb116c6bf7c260c291e2fb1b84c340a0ed5a3f9859c',
+                'modak.recipe.sha256': '6db172a275efb20b5058f15bb86e5caa92b57c38641104a0b852ae25a5e0b8d1',
             },
             'mpi': {
                 'library': 'mpich',
+                'pmi': 'pmi2',
                 'version': '4.1.2',
             },
             'name': 'modak-mpich-4.1.2-cpu',
@@ -1523,11 +1529,11 @@ RESOLVED = [
                     'cpu_type': 'x86',
                 },
             },
-            'uri': 'docker://localhost:5000/modak/modak-mpich-4.1.2-x86-64-v2:3ecdb392f0c7',
+            'uri': 'docker://localhost:5000/modak/modak-mpich-4.1.2-x86-64-v2:6db172a275ef',
             'version': '4.1.2',
         },
         'name': 'modak-mpich-4.1.2-x86-64-v2',
-        'sha256': '3ecdb392f0c759c61b0b4bb116c6bf7c260c291e2fb1b84c340a0ed5a3f9859c',
+        'sha256': '6db172a275efb20b5058f15bb86e5caa92b57c38641104a0b852ae25a5e0b8d1',
     },
     {
         'entry': {
@@ -1539,11 +1545,12 @@ RESOLVED = [
             'isa': 'x86-64-v2',
             'kind': 'application',
             'labels': {
-                'modak.recipe.sha256': '7cfdd2d38f5b24aa0824855e2c2b4bd869481761f036aa257b8b8567649483f5',
+                'modak.recipe.sha256': 'da1106d04e58c48e28e50db33feee9f8dee10dac6b9be45b711b2855af19a320',
             },
             'legacy_code': 'code-aster-14.4-mpich-avx2',
             'mpi': {
                 'library': 'mpich',
+                'pmi': 'pmi2',
                 'version': '3.3.1',
             },
             'name': 'code-aster-14.4-mpich-avx2',
@@ -1562,11 +1569,11 @@ RESOLVED = [
                     'cpu_type': 'x86',
                 },
             },
-            'uri': 'docker://localhost:5000/modak/modak-mpich-3.3.1-x86-64-v2:7cfdd2d38f5b',
+            'uri': 'docker://localhost:5000/modak/modak-mpich-3.3.1-x86-64-v2:da1106d04e58',
             'version': '3.3.1',
         },
         'name': 'modak-mpich-3.3.1-x86-64-v2',
-        'sha256': '7cfdd2d38f5b24aa0824855e2c2b4bd869481761f036aa257b8b8567649483f5',
+        'sha256': 'da1106d04e58c48e28e50db33feee9f8dee10dac6b9be45b711b2855af19a320',
     },
     {
         'entry': {
@@ -1578,11 +1585,12 @@ RESOLVED = [
             'isa': 'x86-64-v2',
             'kind': 'application',
             'labels': {
-                'modak.recipe.sha256': 'fe195cb57ec72c1d1d234d15a99337af90fddbff8c4f8837093b3d836aefd122',
+                'modak.recipe.sha256': '5577d95b95135218d7f0bdf128e4593a3e9bc677c050a1558972fff6a0439d4f',
             },
             'legacy_code': 'code-aster-14.4-openmpi-avx2',
             'mpi': {
                 'library': 'openmpi',
+                'pmi': 'pmix',
                 'version': '3.1.3',
             },
             'name': 'code-aster-14.4-openmpi-avx2',
@@ -1601,10 +1609,10 @@ RESOLVED = [
                     'cpu_type': 'x86',
                 },
             },
-            'uri': 'docker://localhost:5000/modak/modak-openmpi-3.1.3-x86-64-v2:fe195cb57ec7',
+            'uri': 'docker://localhost:5000/modak/modak-openmpi-3.1.3-x86-64-v2:5577d95b9513',
             'version': '3.1.3',
         },
         'name': 'modak-openmpi-3.1.3-x86-64-v2',
-        'sha256': 'fe195cb57ec72c1d1d234d15a99337af90fddbff8c4f8837093b3d836aefd122',
+        'sha256': '5577d95b95135218d7f0bdf128e4593a3e9bc677c050a1558972fff6a0439d4f',
     },
 ]

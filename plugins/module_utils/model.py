@@ -62,6 +62,7 @@ class Application:
     bind_paths: Tuple[str, ...] = ()
     modules: Tuple[str, ...] = ()
     launcher: str = "auto"
+    mpi_library: Optional[str] = None  # the MPI library of a bare run (the image's otherwise)
     pre_execution: Tuple[str, ...] = ()   # user shell, run as given before the build and the run
     post_execution: Tuple[str, ...] = ()  # user shell, run as given after the run
 
@@ -77,6 +78,7 @@ class Target:
     partition: Optional[str] = None
     modules: Tuple[str, ...] = ()  # environment modules every job on this target loads
     setup: Tuple[str, ...] = ()    # user shell every job on this target runs first, as given
+    mpi_type: Optional[str] = None  # the site's srun --mpi= plugin; 'none': the site's MpiDefault decides
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,7 @@ class Image:
     math: Tuple[str, ...] = ()
     mpi: Optional[str] = None
     mpi_version: Optional[str] = None
+    mpi_pmi: Optional[str] = None  # the PMI its MPI speaks under srun (pmix, pmi2), when the entry says
     app: Optional[str] = None
     scaling: Tuple[Tuple[str, object], ...] = ()
     labels: Tuple[Tuple[str, str], ...] = ()
@@ -156,7 +159,8 @@ class Image:
             "arch": self.arch, "isa": self.isa, "cpu_features": list(self.cpu_features),
             "accelerator": self.accelerator, "cuda": self.cuda, "rocm": self.rocm,
             "compilers": list(self.compilers), "features": sorted(set(self.compilers) | set(self.math)),
-            "math": list(self.math), "mpi": self.mpi, "mpi_version": self.mpi_version, "app": self.app,
+            "math": list(self.math), "mpi": self.mpi, "mpi_version": self.mpi_version, "mpi_pmi": self.mpi_pmi,
+            "app": self.app,
             "recipe": json.loads(self.recipe) if self.recipe else None,
         }
 
@@ -202,6 +206,9 @@ class Settings:
     notes: Tuple[str, ...] = ()
     extra_args: Tuple[str, ...] = ()  # program arguments chosen by the performance model
     tasks: Optional[int] = None  # the job's total tasks (core_count, raised to the ranks the launcher starts)
+    mpi_library: Optional[str] = None  # the MPI library the program uses (image, optimisation or application)
+    pmi: Optional[str] = None  # srun's --mpi= plugin; None: no --mpi=, the site's MpiDefault decides
+    warnings: Tuple[str, ...] = ()  # choices the request leaves to the site that may not be what was meant
     distributed: Optional[DistributedPlan] = None  # data-parallel training: its launch and ranks
 
     def as_dict(self):
@@ -209,6 +216,7 @@ class Settings:
                 "threads": self.threads, "cpus_per_task": self.cpus_per_task, "launcher": self.launcher,
                 "env": dict(self.env), "gpus": self.gpus, "gpu_vendor": self.gpu_vendor,
                 "container_engine": self.engine, "args": list(self.extra_args), "tasks": self.tasks,
+                "mpi_library": self.mpi_library, "pmi": self.pmi,
                 "distributed": ({"launch": self.distributed.launch, "backend": self.distributed.backend,
                                  "nodes": self.distributed.nodes,
                                  "processes_per_node": self.distributed.processes_per_node,

@@ -138,6 +138,8 @@ def entry_from_labels(labels, uri, default_name):
         entry["mpi"] = {"library": labels[PREFIX + "mpi"]}
         if labels.get(PREFIX + "mpi_version"):
             entry["mpi"]["version"] = labels[PREFIX + "mpi_version"]
+        if labels.get(PREFIX + "mpi_pmi"):
+            entry["mpi"]["pmi"] = labels[PREFIX + "mpi_pmi"]
     if labels.get(label_names.RECIPE_HASH):
         entry["labels"] = {label_names.RECIPE_HASH: labels[label_names.RECIPE_HASH]}
     return entry

@@ -26,7 +26,7 @@ def optimise(document, catalog, records=None, host=None):
                                      hint="name the program to run, or give a container_runtime")])
     script, warnings = render.render(request, choice, run)   # 4. job script
     explanation = list(choice.explanation) + list(run.notes) + list(request.notes)
-    warnings = list(request.warnings) + list(choice.warnings) + warnings
+    warnings = list(request.warnings) + list(choice.warnings) + list(run.warnings) + warnings
     return Result(request=request, choice=choice, settings=run, script=script,
                   explanation=explanation, warnings=warnings + list((advice or {}).get("warnings", ())),
                   extra={"prediction": advice} if advice else {})

@@ -50,8 +50,8 @@ def sif_name(uri):
     return names.cache_name(uri, ".sif")
 
 
-def launcher_words(settings):
-    return launchers.words(settings)
+def launcher_words(settings, backend=None):
+    return launchers.words(settings, backend)
 
 
 def image_lines(req, uri, runtime, gpu_vendor="none"):
@@ -139,7 +139,8 @@ def render(req, choice, settings):
         body.extend(distributed.setup_lines(settings.distributed))
         run = backend.run_prefix(options) + distributed.run_words(settings, program, wrap)
     else:
-        run = backend.run_prefix(options) + launcher_words(settings) + wrap(program)
+        body.extend(launchers.lines(settings, backend))
+        run = backend.run_prefix(options) + launcher_words(settings, backend) + wrap(program)
     if app.post_execution:
         body.append("MODAK_RC=0")
         body.extend(run_notes(run))

@@ -10,7 +10,7 @@ script either match a strict pattern here or are shell-quoted by the renderer.
 
 from __future__ import annotations
 
-from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, launchers
+from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, launchers, mpi
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtime_registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry as scheduler_registry
 
@@ -18,7 +18,8 @@ SCHEMA_ID = "https://sodalite.eu/modak/dsl.schema.json"
 
 FRAMEWORKS = frameworks.names()
 PARALLELISATIONS = ("mpi", "openmp", "openacc", "opencl", "opencc")
-MPI_LIBRARIES = ("openmpi", "mpich", "mvapich2", "intel-mpi", "hpcx", "cray-mpich")
+MPI_LIBRARIES = mpi.NAMES                           # from the MPI library table
+MPI_TYPES = mpi.PMI_TYPES                           # Slurm's MPI plugins
 SCHEDULERS = scheduler_registry.ALL_NAMES           # names and aliases, from the scheduler registry
 APP_TYPES = ("mpi", "hpc", "python", "ai_training", "ai_inference")
 OPT_APP_TYPES = ("ai_training", "ai_inference", "hpc")
@@ -212,6 +213,8 @@ APPLICATION = _obj({
     "modules": {"type": "array", "maxItems": 64, "items": _s(MODULE),
                 "description": "Environment modules to load before the run."},
     "launcher": _enum(LAUNCHERS, "Parallel launcher; 'auto' picks srun under Slurm and mpirun elsewhere.", default="auto"),
+    "mpi_library": _enum(MPI_LIBRARIES, "MPI library the program was built with, for a run without an image "
+                                        "that says it (srun names its PMI: Open MPI pmix, MPICH pmi2)."),
     "pre-execution": dict(SHELL_LINES, description="Shell lines run as given (user shell, like a batch script "
                                                    "body) on the host before the build and the run."),
     "post-execution": dict(SHELL_LINES, description="Shell lines run as given on the host after the run, also "
@@ -232,6 +235,8 @@ TARGET = _obj({
                 "description": "Environment modules this target needs for every job ('module load' first)."},
     "setup": dict(SHELL_LINES, description="Shell lines this target needs for every job (the original's per-"
                                            "infrastructure scripts), run as given before the application's."),
+    "mpi_type": _enum(MPI_TYPES, "The site's PMI for MPI programs under srun (Slurm's --mpi= plugin); it wins "
+                                 "over the MPI library's own. 'none': no --mpi=, the site's MpiDefault decides."),
 }, title="target", description="Where to run.")
 
 OPT_BUILD = _obj({

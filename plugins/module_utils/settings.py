@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ansible_collections.sodalite.modak.plugins.module_utils import distributed, frameworks, scaling
+from ansible_collections.sodalite.modak.plugins.module_utils import distributed, frameworks, mpi, scaling
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Settings
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
@@ -19,6 +19,40 @@ def _is_mpi(req, ranks):
     opt = req.opt
     return (ranks > 1 or req.app.app_type == "mpi"
             or (opt is not None and opt.parallelisation == "mpi"))
+
+
+def mpi_library(req, choice):
+    """(the MPI library the program uses, where that was read): the chosen image's, else the optimisation
+    section's, else the application's (a bare run's own statement)."""
+    image, opt = choice.image, req.opt
+    if image is not None and image.mpi:
+        return image.mpi, "the image's MPI"
+    if opt is not None and opt.mpi_library:
+        return opt.mpi_library, "parallelisation-mpi.library"
+    if req.app.mpi_library:
+        return req.app.mpi_library, "application.mpi_library"
+    return None, None
+
+
+def pmi_plan(req, choice, launcher, is_mpi):
+    """(library, srun's --mpi= value, notes, warnings) for the run."""
+    library, source = mpi_library(req, choice)
+    notes, warnings = [], []
+    if library and req.app.mpi_library and library != req.app.mpi_library:
+        warnings.append("application.mpi_library %s differs from %s (%s), which is used"
+                        % (req.app.mpi_library, library, source))
+    if launcher != "srun":
+        return library, None, notes, warnings
+    image_pmi = choice.image.mpi_pmi if choice.image is not None and choice.image.mpi == library else None
+    pmi, why = mpi.pmi_for(library, req.target.mpi_type, image_pmi)
+    if why:
+        notes.append(why + ("" if req.target.mpi_type or not source else " (%s: %s)" % (source, library)))
+    elif is_mpi:
+        warnings.append("srun names no PMI (--mpi=): the site's MpiDefault decides how the ranks find each other "
+                        "(Slurm's default 'none' makes Open MPI abort and MPICH run each rank alone); say the MPI "
+                        "library (application.mpi_library, parallelisation-mpi.library) or the site's PMI "
+                        "(target.mpi_type)")
+    return library, pmi, notes, warnings
 
 
 def framework_env(req, choice):
@@ -72,6 +106,8 @@ def plan(req, choice, advice=None):
     launcher = app.launcher
     if launcher == "auto":
         launcher = registry.get(req.target.scheduler).default_launcher if _is_mpi(req, ranks) else "none"
+    library, pmi, mpi_notes, mpi_warnings = pmi_plan(req, choice, launcher, _is_mpi(req, ranks))
+    notes.extend(mpi_notes)
     if launcher == "none" and ranks > 1:
         notes.append("launcher 'none' with %d ranks: the program must start its own processes" % ranks)
     tasks = options.tasks
@@ -105,7 +141,8 @@ def plan(req, choice, advice=None):
     run = Settings(nodes=nodes, tasks_per_node=tpn, ranks=ranks, threads=threads, launcher=launcher,
                    env=tuple(env), cpus_per_task=cpus_per_task, gpus=gpus, gpu_vendor=vendor,
                    engine=req.target.engine, notes=tuple(notes),
-                   extra_args=tuple(advice["args"]) if advice else (), tasks=tasks)
+                   extra_args=tuple(advice["args"]) if advice else (), tasks=tasks, mpi_library=library, pmi=pmi,
+                   warnings=tuple(mpi_warnings))
     if opt is not None and opt.distributed is not None:
         return distributed.plan(req, run)   # data-parallel training: its own ranks and allocation
     return run

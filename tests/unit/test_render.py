@@ -48,7 +48,7 @@ def test_original_egi_job_fixed(catalog):
     assert "#SBATCH --error=mpi_test.err" in text           # the original wrote '-error='
     assert "#SBATCH --time=01:00:00" in text
     assert 'IMAGE="$MODAK_IMAGE_DIR/openmpi_3.1.3-fb6ff9ce34389385.sif"' in text
-    assert "srun --ntasks=80 --cpus-per-task=2 apptainer exec --nv \"$IMAGE\" ./xthi" in text
+    assert "srun --mpi=pmix --ntasks=80 --cpus-per-task=2 apptainer exec --nv \"$IMAGE\" ./xthi" in text
     assert "apptainer exec --nv \"$IMAGE\" bash -c 'mpicc -o xthi -fopenmp Xthi.c'" in text
     assert "--no-check-certificate" not in text
     assert text.count("mpicc") == 1                          # built once, not again under the launcher
@@ -97,8 +97,9 @@ def test_singularity_engine_and_image_dir(catalog):
 def test_launchers(catalog):
     base = {"job": {"application": {"executable": "./m", "mpi_ranks": 4, "app_type": "mpi"},
                     "target": {"job_scheduler_type": "torque"}}}
-    assert "mpirun -np 4 ./m" in script_of(base, catalog)
-    assert "mpiexec -n 4 ./m" in script_of(with_(base, "job.application.launcher", "mpiexec"), catalog)
+    assert 'mpirun -machinefile "$PBS_NODEFILE" -np 4 ./m' in script_of(base, catalog)
+    assert 'mpiexec -machinefile "$PBS_NODEFILE" -n 4 ./m' in script_of(with_(base, "job.application.launcher",
+                                                                              "mpiexec"), catalog)
     assert "srun --ntasks=4 ./m" in script_of(with_(base, "job.target.job_scheduler_type", "slurm"), catalog)
     single = {"job": {"application": {"executable": "./s"}, "target": {"job_scheduler_type": "slurm"}}}
     assert script_of(single, catalog).rstrip().endswith("\n./s")

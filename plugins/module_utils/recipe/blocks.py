@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Tuple
 
-from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, labels, shell
+from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, labels, mpi, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
 
 IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,255}\Z")
@@ -483,6 +483,11 @@ class MpiLibrary(Block):
     MpiLibrary("openmpi")                    # openmpi-bin libopenmpi-dev, version 4.1.4 on Debian 12
     MpiLibrary("openmpi", version="3.1.3")   # Open MPI 3.1.3 built from download.open-mpi.org
     ```
+
+    The MPI speaks the PMI that ``srun --mpi=`` names for it (``pmi``, the ``modak.mpi_pmi`` label): the
+    distributions' Open MPI is built with PMIx and their MPICH speaks PMI-2; a source build of Open MPI is
+    configured ``--with-pmix --with-slurm``, one of MPICH keeps its built-in PMI client (the simple PMI of
+    hydra, whose wire protocol Slurm's pmi2 plugin serves through ``PMI_FD``; no Slurm library in the image).
     """
 
     title = "MPI library"
@@ -506,6 +511,11 @@ class MpiLibrary(Block):
         self.version = wanted if self.from_source else packaged
 
     @property
+    def pmi(self):
+        """srun's --mpi= plugin that this MPI speaks."""
+        return mpi.LIBRARIES[self.library].pmi
+
+    @property
     def url(self):
         if self.library == "openmpi":
             line = ".".join(self.version.split(".")[:2])
@@ -521,6 +531,8 @@ class MpiLibrary(Block):
             return [Comment("MPI: %s %s from the distribution" % (self.library, self.version))]
         src = "/opt/modak/src/%s-%s" % (self.library, self.version)
         configure = "./configure --prefix=%s" % self.PREFIX
+        if self.library == "openmpi":
+            configure += " --with-pmix --with-slurm"   # its own PMIx client: direct launch with srun --mpi=pmix
         if self.library == "mpich":
             # old MPICH releases fail with GCC >= 10's stricter Fortran argument checks
             configure = "FFLAGS=-fallow-argument-mismatch FCFLAGS=-fallow-argument-mismatch " + configure
@@ -538,7 +550,7 @@ class MpiLibrary(Block):
         ))]
 
     def as_dict(self):
-        out = {"block": self.title, "library": self.library, "version": self.version}
+        out = {"block": self.title, "library": self.library, "version": self.version, "pmi": self.pmi}
         if self.from_source:
             out["from_source"] = self.url
         return out
@@ -577,7 +589,7 @@ class Labels(Block):
     # Parameters
 
     attributes: catalog attributes (framework, version, build, arch, isa, cpu_features, accelerator,
-    cuda, rocm, compilers, math, mpi, mpi_version, kind, name); lists become comma-separated text.
+    cuda, rocm, compilers, math, mpi, mpi_version, mpi_pmi, kind, name); lists become comma-separated text.
 
     # Examples
 

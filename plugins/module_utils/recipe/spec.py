@@ -87,6 +87,8 @@ class Recipe(object):
             entry["mpi"] = {"library": self.attributes["mpi"]}
             if self.attributes.get("mpi_version"):
                 entry["mpi"]["version"] = self.attributes["mpi_version"]
+            if self.attributes.get("mpi_pmi"):
+                entry["mpi"]["pmi"] = self.attributes["mpi_pmi"]
         entry["labels"] = {LABEL_HASH: self.sha256}
         return entry
 
@@ -238,7 +240,7 @@ def from_request(request, base_image=None, wheels=False):
     if mpi:
         packages.extend(mpi.packages)
         body.append(mpi)
-        attrs.update(mpi=mpi.library, mpi_version=mpi.version)
+        attrs.update(mpi=mpi.library, mpi_version=mpi.version, mpi_pmi=mpi.pmi)
         test.append("command -v mpirun")
     if opt.omp_affinity:
         env.append(("OMP_PROC_BIND", opt.omp_affinity))

@@ -92,6 +92,11 @@ class Scheduler(object):
     extension = ".sh"
     submit_dir_var = None
     default_launcher = "mpirun"
+    # the variable naming the file of the job's hosts that mpirun/mpiexec read (None: the launcher finds them
+    # itself, or one host); its form: "slots" (one host per slot, a host file as it is) or "pe" (Grid Engine's
+    # 'host slots queue range' lines, converted first)
+    host_file = None
+    host_file_form = "slots"
 
     def directives(self, options, settings):
         """Return (directive lines without prefix, warnings)."""

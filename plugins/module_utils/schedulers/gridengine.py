@@ -94,6 +94,8 @@ class GridEngine(Scheduler):
     extension = ".sge"
     submit_dir_var = "SGE_O_WORKDIR"
     default_launcher = "mpirun"
+    host_file = "PE_HOSTFILE"
+    host_file_form = "pe"
 
     def directives(self, options, settings):
         warnings = []

@@ -16,6 +16,7 @@ class PbsFamily(Scheduler):
     extension = ".pbs"
     submit_dir_var = "PBS_O_WORKDIR"
     default_launcher = "mpirun"
+    host_file = "PBS_NODEFILE"
 
     @staticmethod
     def name_line(options):

@@ -15,10 +15,11 @@ LABEL modak.accelerator="none" \
       modak.isa="x86-64-v2" \
       modak.kind="mpi" \
       modak.mpi="openmpi" \
+      modak.mpi_pmi="pmix" \
       modak.mpi_version="4.1.4" \
       modak.name="modak-openmpi-4.1.4-x86-64-v2" \
       modak.version="4.1.4" \
-      modak.recipe.sha256="0f4253bd1f81e9d6f5d6bedfabf1ee9af18c504364b557a2eb5674664c3aa470"
+      modak.recipe.sha256="aa89a2d2977360aabe14f90b4afb128f43767e327654f7fe0ae484493613fe79"
 
 # test
 RUN test -x /bin/sh && \

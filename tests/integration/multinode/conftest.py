@@ -1,0 +1,69 @@
+"""A real Slurm cluster of several nodes on this machine, beside the read-back cluster of tests/integration/slurm.
+
+The session fixture ``multinode`` runs start-multinode.sh, which installs the Debian packages when they are
+missing (Slurm, munge, libpmix2, Open MPI, MPICH) and starts its own munged, a slurmctld and one slurmd per node
+(mn1, mn2, mn3; each slurmd with its own port and a private /tmp), all reached through ``SLURM_CONF``. It yields
+the environment the clients need and where jobs keep their files: under /var/tmp/modak-multinode, which every
+node sees (the host's /tmp is hidden from the nodes). It needs root and apt-get; without them the tests fail
+with a message that says so (they are never skipped). The cluster is stopped at the end only when this run
+started it. Tests that use it run under ``flock /work/wt/multinode.lock`` where several runs share the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+START = os.path.join(HERE, "start-multinode.sh")
+STOP = os.path.join(HERE, "stop-multinode.sh")
+CONF = "/etc/slurm-multinode/slurm.conf"
+SHARED = "/var/tmp/modak-multinode"
+PARTITION = "multinode"
+NODES = ("mn1", "mn2", "mn3")
+CPUS = 4
+
+
+class Cluster(dict):
+    """The client environment (``SLURM_CONF`` set) with the cluster's facts as attributes."""
+
+    partition = PARTITION
+    nodes = NODES
+    cpus = CPUS
+    conf = CONF
+    workdir = SHARED
+
+    def run(self, argv, timeout=120, cwd=None):
+        return subprocess.run(argv, env=self, cwd=cwd or self.workdir, capture_output=True, text=True,
+                              timeout=timeout, check=False)
+
+
+@pytest.fixture(scope="session")
+def multinode():
+    if os.geteuid() != 0:
+        pytest.fail("the multi-node tests start a real Slurm cluster and must run as root", pytrace=False)
+    env = dict(os.environ, MULTINODE_NODES=str(len(NODES)), MULTINODE_CPUS=str(CPUS))
+    proc = subprocess.run(["bash", START], env=env, capture_output=True, text=True, timeout=900, check=False)
+    if proc.returncode != 0:
+        pytest.fail("start-multinode.sh failed (rc %d):\n%s\n%s" % (proc.returncode, proc.stdout, proc.stderr),
+                    pytrace=False)
+    started = "multinode: started" in proc.stdout
+    workdir = tempfile.mkdtemp(prefix="run-", dir=SHARED)
+    cluster = Cluster(os.environ, SLURM_CONF=CONF)
+    cluster.workdir = workdir
+    yield cluster
+    shutil.rmtree(workdir, ignore_errors=True)
+    if started:
+        subprocess.run(["bash", STOP], capture_output=True, timeout=60, check=False)
+
+
+@pytest.fixture
+def shared_dir(multinode, request):
+    """A directory of this test that every node of the cluster sees."""
+    path = tempfile.mkdtemp(prefix=request.node.name[:40].replace("[", "-").replace("]", "") + "-",
+                            dir=multinode.workdir)
+    return path

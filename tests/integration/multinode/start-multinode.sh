@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Start a Slurm cluster of several nodes on this one machine (Debian 12, root, no systemd), beside the
+# read-back cluster of tests/integration/slurm/start-slurm.sh and independent of it:
+#   - its own configuration /etc/slurm-multinode/slurm.conf (clients reach it through SLURM_CONF), its own ports
+#     (slurmctld 6917, one slurmd port per node from 6921), state, spool, log and pid paths, and its own munged
+#     (socket /run/munge-multinode/munge.socket.2, AuthInfo), so that stopping the read-back cluster (which stops
+#     the system munged) leaves it running;
+#   - nodes mn1..mnN (NodeHostname=localhost NodeAddr=127.0.0.1 Port=<own>), one slurmd each, in partition
+#     'multinode'; MpiDefault=none (Slurm's default): a job script must name its PMI itself (srun --mpi=...).
+#   - every slurmd runs in its own mount namespace with a private tmpfs on /tmp, as on real nodes whose /tmp is
+#     node-local: Slurm's PMIx plugin creates /tmp/spmix_appdir_<uid>_<job>.<step> on each node and fails with
+#     "File exists" when two nodes share /tmp. The cost: what lies under the host's /tmp is invisible to jobs.
+#     Job directories therefore live under /var/tmp/modak-multinode (MULTINODE_SHARED), which every node sees,
+#     as a cluster's shared file system; binding parts of the host's /tmp back would hide that a job wrote into
+#     a node-local directory.
+# Idempotent: when the cluster already runs with the same configuration it does nothing and prints
+# "multinode: already running"; otherwise it (re)starts it and prints "multinode: started".
+# Env knobs:
+#   MULTINODE_NODES=N       number of nodes (default 3)
+#   MULTINODE_CPUS=N        CPUs each node announces (default 4; more than the hardware is allowed, jobs share cores)
+#   MULTINODE_MEM_MB=N      memory each node announces (default 2000)
+set -euo pipefail
+
+NODES="${MULTINODE_NODES:-3}"
+CPUS="${MULTINODE_CPUS:-4}"
+MEM_MB="${MULTINODE_MEM_MB:-2000}"
+ETC=/etc/slurm-multinode
+CONF=$ETC/slurm.conf
+RUN=/run/slurm-multinode
+STATE=/var/lib/slurm-multinode
+LOG=/var/log/slurm-multinode
+MUNGE_RUN=/run/munge-multinode
+MUNGE_SOCKET=$MUNGE_RUN/munge.socket.2
+SHARED=/var/tmp/modak-multinode
+CTLD_PORT=6917
+FIRST_SLURMD_PORT=6921
+
+if [ "$(id -u)" != 0 ]; then
+  echo "start-multinode.sh: must run as root (it installs packages and starts daemons)" >&2
+  exit 2
+fi
+
+# live (non-zombie) process named $2 whose pid is in pid file $1?
+alive() {
+  local pid
+  [ -s "$1" ] || return 1
+  pid="$(cat "$1")"
+  [ "$(ps -o comm= -p "$pid" 2>/dev/null)" = "$2" ] || return 1
+  ! ps -o stat= -p "$pid" | grep -q Z
+}
+
+# 1. install what is missing; libpmix2 before any slurmd starts, or its pmix plugin does not load
+PACKAGES="slurmctld slurmd slurm-client munge libpmix2 openmpi-bin libopenmpi-dev mpich libmpich-dev"
+missing=""
+for pkg in $PACKAGES; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $pkg"
+done
+if [ -n "$missing" ]; then
+  if ! command -v apt-get >/dev/null; then
+    echo "start-multinode.sh: missing$missing and apt-get is not available" >&2
+    exit 2
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  # shellcheck disable=SC2086
+  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+# 2. configuration
+mkdir -p "$ETC" "$RUN" "$STATE/slurmctld" "$LOG" "$SHARED"
+chmod 1777 "$SHARED"
+NODE_LINES=""
+NAMES=""
+for i in $(seq 1 "$NODES"); do
+  NODE_LINES="${NODE_LINES}NodeName=mn$i NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((FIRST_SLURMD_PORT + i - 1)) CPUs=$CPUS RealMemory=$MEM_MB State=UNKNOWN
+"
+  NAMES="${NAMES:+$NAMES,}mn$i"
+  mkdir -p "$STATE/slurmd/mn$i"
+done
+NEW_CONF="$(cat <<CONFEOF
+ClusterName=multinode
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=$CTLD_PORT
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$MUNGE_SOCKET
+MpiDefault=none
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SchedulerType=sched/backfill
+SchedulerParameters=batch_sched_delay=0
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPidFile=$RUN/slurmctld.pid
+SlurmdPidFile=$RUN/slurmd-%n.pid
+StateSaveLocation=$STATE/slurmctld
+SlurmdSpoolDir=$STATE/slurmd/%n
+SlurmctldLogFile=$LOG/slurmctld.log
+SlurmdLogFile=$LOG/slurmd-%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+MinJobAge=300
+SlurmdParameters=config_overrides
+PlugStackConfig=$ETC/plugstack.conf
+${NODE_LINES}PartitionName=multinode Nodes=$NAMES Default=YES MaxTime=INFINITE State=UP
+CONFEOF
+)"
+
+nodes_alive() {
+  local i
+  for i in $(seq 1 "$NODES"); do alive "$RUN/slurmd-mn$i.pid" slurmd || return 1; done
+}
+if [ -s "$CONF" ] && [ "$(cat "$CONF")" = "$NEW_CONF" ] && alive "$RUN/slurmctld.pid" slurmctld && nodes_alive \
+   && alive "$MUNGE_RUN/munged.pid" munged \
+   && SLURM_CONF=$CONF scontrol ping 2>/dev/null | grep -q 'is UP'; then
+  echo "multinode: already running"
+  SLURM_CONF=$CONF sinfo -N
+  exit 0
+fi
+
+# something differs or is down: stop what runs and start all afresh
+bash "$(dirname "$0")/stop-multinode.sh"
+printf '%s\n' "$NEW_CONF" > "$CONF.new"
+mv "$CONF.new" "$CONF"
+: > "$ETC/plugstack.conf"
+
+# 3. a munged of its own (same key as the system's, which the munge package creates)
+mkdir -p "$MUNGE_RUN" /etc/munge /var/lib/munge /var/log/munge
+chown munge:munge "$MUNGE_RUN" /etc/munge /var/lib/munge /var/log/munge
+chmod 0755 "$MUNGE_RUN"
+chmod 0700 /etc/munge
+if [ ! -s /etc/munge/munge.key ]; then
+  if command -v mungekey >/dev/null; then
+    mungekey --create --keyfile=/etc/munge/munge.key --force
+  else
+    dd if=/dev/urandom of=/etc/munge/munge.key bs=1 count=1024 status=none
+  fi
+  chown munge:munge /etc/munge/munge.key
+  chmod 0400 /etc/munge/munge.key
+fi
+runuser -u munge -- /usr/sbin/munged --socket="$MUNGE_SOCKET" --pid-file="$MUNGE_RUN/munged.pid" \
+  --log-file=/var/log/munge/munged-multinode.log --seed-file=/var/lib/munge/munged-multinode.seed
+for _ in $(seq 1 50); do munge -S "$MUNGE_SOCKET" -n 2>/dev/null | unmunge -S "$MUNGE_SOCKET" >/dev/null 2>&1 && break; sleep 0.1; done
+munge -S "$MUNGE_SOCKET" -n | unmunge -S "$MUNGE_SOCKET" >/dev/null
+
+# 4. slurmctld from a clean state, then one slurmd per node, each with a private /tmp
+rm -rf "${STATE:?}/slurmctld/"*
+SLURM_CONF=$CONF slurmctld -i -f "$CONF"
+for i in $(seq 1 "$NODES"); do
+  rm -rf "${STATE:?}/slurmd/mn$i/"*
+  # shellcheck disable=SC2016  # $1 and $2 are sh's arguments
+  SLURM_CONF=$CONF unshare -m --propagation private \
+    sh -c 'mount -t tmpfs -o mode=1777 tmpfs /tmp && exec slurmd -f "$1" -N "$2"' slurmd "$CONF" "mn$i"
+done
+
+# 5. wait until every node is idle
+for _ in $(seq 1 150); do
+  if [ "$(SLURM_CONF=$CONF sinfo -h -p multinode -o '%T %D' 2>/dev/null)" = "idle $NODES" ]; then
+    echo "multinode: started"
+    SLURM_CONF=$CONF sinfo -N
+    exit 0
+  fi
+  sleep 0.2
+done
+echo "the multi-node cluster did not become idle; logs:" >&2
+tail -n 20 "$LOG"/*.log >&2 || true
+exit 1
