@@ -179,6 +179,7 @@ def submit_and_wait(cluster, script, env=None, timeout=900):
 def assert_two_nodes_agree(state, output, nodes=2, per_node=2):
     assert state == "COMPLETED", output[-4000:]
     ranks = RANK_LINE.findall(output)
+    print("\n".join(line for line in output.splitlines() if line.startswith("ddp rank=")))   # shown by pytest -rP
     assert sorted(int(r[0]) for r in ranks) == list(range(nodes * per_node)), output[-4000:]
     assert {r[1] for r in ranks} == {str(nodes * per_node)}
     assert {r[4] for r in ranks} == {"gloo"}
