@@ -25,6 +25,7 @@ import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslProblem
 from ansible_collections.sodalite.modak.plugins.module_utils.model import DistributedPlan
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
 CONFIG = "job.optimisation.app_type-ai_training.config"
@@ -50,7 +51,7 @@ def _true(value):
 def _scheduler(job):
     target = job.get("target") if isinstance(job.get("target"), dict) else {}
     name = target.get("job_scheduler_type") or target.get("queue_type") or "local"
-    return {"pbs": "pbspro", "none": "local", "bash": "local"}.get(name, name)
+    return registry.ALIASES.get(name, name)
 
 
 def _int(value):

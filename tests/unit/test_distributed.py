@@ -114,7 +114,7 @@ def test_other_frameworks_are_refused():
     assert "written for PyTorch" in problems(doc)[CONFIG + ".distributed_training"]
 
 
-@pytest.mark.parametrize("scheduler", ["local", "pbspro", "torque", "gridengine"])
+@pytest.mark.parametrize("scheduler", ["local", "none", "pbspro", "pbs", "torque", "gridengine", "sge"])
 def test_several_nodes_without_slurm_are_refused(scheduler):
     found = problems(ddp_doc(nodes=2, scheduler=scheduler))
     assert "launched with Slurm's srun only" in found["job.job_options.node_count"]
