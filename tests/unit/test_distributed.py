@@ -278,8 +278,9 @@ def test_local_runs_torchrun_standalone(catalog):
     doc = with_(ddp_doc(nodes=1, scheduler="local", engine="apptainer"), "job.job_options.wall_time_limit", 600)
     result = result_of(doc, catalog)
     assert run_line(result) == [
-        "timeout", "--signal=TERM", "--kill-after=30", "600s", "apptainer", "exec", "$IMAGE", "python3", "-m", "torch.distributed.run", "--standalone", "--nnodes=1",
-        "--nproc-per-node=2", "--no-python", "python3", "mnist_cnn.py", "--ddp", "--steps", "5"]
+        "timeout", "--signal=TERM", "--kill-after=30", "600s", "apptainer", "exec", "$IMAGE",
+        "python3", "-m", "torch.distributed.run", "--standalone", "--nnodes=1", "--nproc-per-node=2",
+        "--no-python", "python3", "mnist_cnn.py", "--ddp", "--steps", "5"]
     assert not any("MASTER_ADDR" in line for line in result.script.body)
 
 
