@@ -207,6 +207,6 @@ def run_words(settings, argv, wrap):
     dist = settings.distributed
     if dist.launch == "srun":
         return (srun_words(settings) + ["bash", "-c", RANK_WRAPPER, "modak-rank"]
-                + wrap(argv, HOST_VARS + RANK_VARS))
-    inner = wrap(torchrun_words(argv, dist), HOST_VARS if dist.launch == "torchrun" else ())
+                + wrap(argv, host_env=HOST_VARS + RANK_VARS))
+    inner = wrap(torchrun_words(argv, dist), host_env=HOST_VARS if dist.launch == "torchrun" else ())
     return (srun_words(settings) + inner) if dist.launch == "torchrun" else inner

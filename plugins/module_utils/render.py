@@ -50,6 +50,14 @@ def sif_name(uri):
     return names.cache_name(uri, ".sif")
 
 
+def mpi_rank(settings):
+    """What a container the launcher starts must pass on to an MPI rank: None when it starts no MPI ranks,
+    else the PMI srun names ('' when none)."""
+    if settings.launcher == "none" or not (settings.ranks > 1 or settings.mpi_library or settings.pmi):
+        return None
+    return settings.pmi or ""
+
+
 def launcher_words(settings, backend=None):
     return launchers.words(settings, backend)
 
@@ -124,13 +132,14 @@ def render(req, choice, settings):
         binds.append(app.working_directory)
     if choice.uri:
         body.extend(image_lines(req, choice.uri, runtime, settings.gpu_vendor))
+        body.extend(getattr(runtime, "bind_lines", lambda *_: [])(binds, app.working_directory))
 
-        def wrap(argv, host_env=()):
+        def wrap(argv, mpi=None, host_env=()):
             return runtime.exec_argv(IMAGE, argv, settings.gpu_vendor, binds, env=settings.env,
-                                     cwd=app.working_directory, host_env=host_env)
+                                     cwd=app.working_directory, mpi=mpi, host_env=host_env)
     else:
-        def wrap(argv, host_env=()):
-            del host_env
+        def wrap(argv, mpi=None, host_env=()):
+            del mpi, host_env
             return list(argv)
     if app.build:
         body.extend(build_lines(app.build, wrap))
@@ -140,7 +149,7 @@ def render(req, choice, settings):
         run = backend.run_prefix(options) + distributed.run_words(settings, program, wrap)
     else:
         body.extend(launchers.lines(settings, backend))
-        run = backend.run_prefix(options) + launcher_words(settings, backend) + wrap(program)
+        run = backend.run_prefix(options) + launcher_words(settings, backend) + wrap(program, mpi=mpi_rank(settings))
     if app.post_execution:
         body.append("MODAK_RC=0")
         body.extend(run_notes(run))

@@ -215,7 +215,10 @@ job_script_content:
   returned: success
   type: str
 settings:
-  description: Run settings chosen for the job.
+  description:
+    - Run settings chosen for the job. C(mpi_library) is the MPI library of the program (the image's, the
+      optimisation section's or C(application.mpi_library)); C(pmi) the PMI that C(srun --mpi=) names for it
+      (null when no C(--mpi=) is written and the site's MpiDefault decides).
   returned: success
   type: dict
   sample:
@@ -229,11 +232,13 @@ settings:
     gpus: 1
     gpu_vendor: nvidia
     container_engine: apptainer
+    mpi_library: null
+    pmi: null
 target:
   description:
     - The DSL's target as the optimiser read it (defaults applied, aliases resolved), so that roles and
       playbooks need not parse the DSL again. Keys are the DSL's (C(job_scheduler_type), C(container_engine),
-      C(login_host), C(work_dir), C(partition), C(image_dir), C(name)); unset values are null.
+      C(login_host), C(work_dir), C(partition), C(image_dir), C(name), C(mpi_type)); unset values are null.
   returned: success
   type: dict
   sample:

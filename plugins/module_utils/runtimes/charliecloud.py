@@ -7,7 +7,14 @@ A registry image is pulled once with ``ch-image pull`` and converted to a direct
 (``ch-convert -i ch-image -o dir``) under a name that cannot collide (``names.cache_name``); NVIDIA
 libraries are injected there with ``ch-fromhost --nvidia``. A local directory or SquashFS file is run in
 place. ``ch-run`` gets the image's environment (``--set-env``), then the job's variables on top, a private
-/tmp, the binds and the submit directory as working directory.
+/tmp, the binds and the submit directory as working directory. ``ch-run`` 0.31 cannot create a bind's mount
+point in a read-only image, so the script creates them in an image directory it may write (``bind_lines``).
+
+A rank of an MPI launch (one ``ch-run`` per rank, started by ``srun --mpi=...``) reaches Slurm's PMIx server
+over TCP and Slurm's PMI-2 through the inherited ``PMI_FD``; each ``ch-run`` has its own user namespace, so
+what crosses it is switched off: PMIx's shared-memory data store, which lives in slurmd's spool directory
+(``PMIX_MCA_gds=hash``), Open MPI's cross-process copy CMA (``OMPI_MCA_btl_vader_single_copy_mechanism=none``)
+and UCX's access to a peer's /proc (``UCX_POSIX_USE_PROC_LINK=n``, MPICH's shared memory).
 """
 
 from __future__ import annotations
@@ -22,6 +29,9 @@ PWD = Raw('"$PWD"')
 # ch-image and ch-run name their storage after $USER and refuse to start without it; a batch job started by an
 # orchestrator or a cron job may not have it
 USER_LINE = 'export USER="${USER:-$(id -un)}"'
+# what an MPI rank in its own user namespace must not try (see the module's text)
+MPI_ENV = (("PMIX_MCA_gds", "hash"), ("OMPI_MCA_btl_vader_single_copy_mechanism", "none"),
+           ("UCX_POSIX_USE_PROC_LINK", "n"))
 
 
 class Charliecloud(object):
@@ -44,16 +54,20 @@ class Charliecloud(object):
     def convert_argv(self, ref, dest):
         return ["ch-convert", "-i", "ch-image", "-o", "dir", ref, dest]
 
-    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, host_env=()):
+    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, mpi=None,
+                  host_env=()):
         """``ch-run``; the current directory is bound and entered: ``cwd`` (already among ``binds``) or $PWD.
 
-        ``host_env`` (names set on the host, such as a rank) needs no flag: ch-run passes the environment on.
+        ``mpi`` (not None: a rank of an MPI launch) adds MPI_ENV before the job's variables, which may override it.
+        ``host_env`` (names set on the host, such as a training rank) needs no flag: ch-run passes the environment.
         """
         del host_env
         if not argv:
             raise DslInvalid([DslProblem("job.application.executable", "is required with charliecloud: "
                                          "ch-run has no runscript", hint="name the program to run in the image")])
         words = [self.binary, "--set-env"]
+        if mpi is not None:
+            words.extend("--set-env=%s=%s" % pair for pair in MPI_ENV)
         words.extend("--set-env=%s=%s" % (name, value) for name, value in env)
         words.extend(self.gpu_flags(gpu_vendor))
         words.append("--private-tmp")
@@ -65,6 +79,17 @@ class Charliecloud(object):
         words.extend(["-c", workdir or cwd or PWD, image, "--"])
         words.extend(argv)
         return words
+
+    def bind_lines(self, binds=(), cwd=None):
+        """Create the binds' mount points (and $PWD's) in an image directory the job may write."""
+        points = ['"$IMAGE"' + shell.quote(oci.split_bind(bind)[1]) for bind in binds]
+        if not cwd:
+            points.append('"$IMAGE$PWD"')
+        if not points:
+            return []
+        return ['if [ -d "$IMAGE" ] && [ -w "$IMAGE" ]; then  # ch-run cannot create mount points in a read-only image',
+                "  mkdir -p %s" % " ".join(points),
+                "fi"]
 
     image_dir_expr = Apptainer.image_dir_expr
 

@@ -7,6 +7,13 @@ Host network and IPC (MPI, shared memory), the caller's uid inside the container
 which rootful Podman refuses, so root keeps ``--userns=host``), the job's environment by name, the binds
 and the submit directory as working directory, GPUs through CDI. Podman keeps pulled images in its own
 storage, so there is no image file: ``$IMAGE`` is the fully qualified reference.
+
+A rank of an MPI launch (one container per rank, started by ``srun --mpi=...`` or mpirun) gets the host's PID
+namespace (Open MPI's shared memory tells its own segment from a peer's by the creator's PID, which is 1 in
+every container of its own), the launcher's variables (PMIX_*, PMI_*, OMPI_*, SLURM*) and PMIx's data in
+the process (``PMIX_MCA_gds=hash``: its shared-memory store lives in slurmd's spool directory). PMI-2 talks
+over the descriptor ``PMI_FD`` that the rank inherits from srun's step: a shell moves it to descriptor 3,
+which ``--preserve-fds=1`` hands into the container.
 """
 
 from __future__ import annotations
@@ -18,6 +25,9 @@ from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
 USERNS = Raw('"$MODAK_PODMAN_USERNS"')
 PWD = Raw('"$PWD"')
+MPI_VARS = ("PMIX_*", "PMI_*", "OMPI_*", "SLURM*")
+# PMI-2's descriptor moved to 3 for --preserve-fds=1 (run by each rank, before podman)
+PMI_FD_SHELL = ["bash", "-c", 'exec 3>&"$PMI_FD" && PMI_FD=3 exec "$@"', "bash"]
 
 
 class Podman(object):
@@ -31,14 +41,23 @@ class Podman(object):
             return ["--device", "/dev/kfd", "--device", "/dev/dri"]
         return []
 
-    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, host_env=()):
-        """``podman run``; ``env`` (name, value) pairs are passed by name (their values are exported before), and
-        so are ``host_env`` names (set on the host, such as a rank: podman passes no variable unless named).
+    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, mpi=None,
+                  host_env=()):
+        """``podman run``; ``env`` (name, value) pairs are passed by name (their values are exported before).
 
         The current directory is bound and entered: ``cwd`` when the script changed to a known directory
-        (already among ``binds``), else ``$PWD``.
+        (already among ``binds``), else ``$PWD``. ``mpi`` (not None: a rank of an MPI launch) is the PMI srun
+        names ("" when none is named); "pmi2" hands PMI_FD into the container. ``host_env`` names (set on the host,
+        such as a training rank) are passed by name too: podman passes no variable unless named.
         """
         words = [self.binary, "run", "--rm", "--network=host", "--ipc=host", USERNS]
+        if mpi is not None:
+            words.append("--pid=host")
+            if mpi == "pmi2":
+                words.append("--preserve-fds=1")
+            for pattern in MPI_VARS:
+                words.extend(["--env", pattern])
+            words.extend(["--env", "PMIX_MCA_gds=hash"])
         for name, _value in env:
             words.extend(["--env", name])
         for name in host_env:
@@ -51,7 +70,7 @@ class Podman(object):
             words.extend(["--volume", Raw('"$PWD:$PWD"')])
         words.extend(["--workdir", workdir or cwd or PWD, image])
         words.extend(argv)
-        return words
+        return PMI_FD_SHELL + words if mpi == "pmi2" else words
 
     def fetch_lines(self, uri, image_dir=None, gpu_vendor="none"):
         """``$IMAGE`` (the reference; podman pulls it once into its storage) and the user-namespace flag."""

@@ -9,7 +9,12 @@
 #     'multinode'; MpiDefault=none (Slurm's default): a job script must name its PMI itself (srun --mpi=...).
 #   - every slurmd runs in its own mount namespace with a private tmpfs on /tmp, as on real nodes whose /tmp is
 #     node-local: Slurm's PMIx plugin creates /tmp/spmix_appdir_<uid>_<job>.<step> on each node and fails with
-#     "File exists" when two nodes share /tmp. The cost: what lies under the host's /tmp is invisible to jobs.
+#     "File exists" when two nodes share /tmp. Each slurmd also has its own UTS namespace and host name (mn1,
+#     ...): Open MPI names its shared-memory files in /dev/shm after the host name and the local rank, so with
+#     one host name two nodes' ranks map each other's segments and crash. /dev/shm itself stays shared: the
+#     nodes share one kernel (one boot id), so UCX (MPICH's transport) takes all ranks for one machine and
+#     joins ranks of two nodes through shared memory. The cost: what lies under the host's /tmp is invisible
+#     to jobs.
 #     Job directories therefore live under /var/tmp/modak-multinode (MULTINODE_SHARED), which every node sees,
 #     as a cluster's shared file system; binding parts of the host's /tmp back would hide that a job wrote into
 #     a node-local directory.
@@ -20,6 +25,12 @@
 #   MULTINODE_CPUS=N        CPUs each node announces (default 4; more than the hardware is allowed, jobs share cores)
 #   MULTINODE_MEM_MB=N      memory each node announces (default 2000)
 set -euo pipefail
+# the daemons started below must not inherit a lock the caller holds (flock /work/wt/multinode.lock ...): a
+# munged holding it would keep it for ever
+for fd in "/proc/$$/fd"/*; do
+  fd="${fd##*/}"
+  if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
+done
 
 NODES="${MULTINODE_NODES:-3}"
 CPUS="${MULTINODE_CPUS:-4}"
@@ -49,8 +60,9 @@ alive() {
   ! ps -o stat= -p "$pid" | grep -q Z
 }
 
-# 1. install what is missing; libpmix2 before any slurmd starts, or its pmix plugin does not load
-PACKAGES="slurmctld slurmd slurm-client munge libpmix2 openmpi-bin libopenmpi-dev mpich libmpich-dev"
+# 1. install what is missing; libpmix2 (install-mpi.sh) before any slurmd starts, or its pmix plugin does not load
+bash "$(dirname "$0")/install-mpi.sh"
+PACKAGES="slurmctld slurmd slurm-client munge"
 missing=""
 for pkg in $PACKAGES; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $pkg"
@@ -77,7 +89,10 @@ for i in $(seq 1 "$NODES"); do
   NAMES="${NAMES:+$NAMES,}mn$i"
   mkdir -p "$STATE/slurmd/mn$i"
 done
+# the script's own hash in the config: a changed way of starting the nodes restarts them too
+SELF_SHA="$(sha256sum "$0" | cut -c1-16)"
 NEW_CONF="$(cat <<CONFEOF
+# written by start-multinode.sh $SELF_SHA
 ClusterName=multinode
 SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort=$CTLD_PORT
@@ -154,8 +169,9 @@ SLURM_CONF=$CONF slurmctld -i -f "$CONF"
 for i in $(seq 1 "$NODES"); do
   rm -rf "${STATE:?}/slurmd/mn$i/"*
   # shellcheck disable=SC2016  # $1 and $2 are sh's arguments
-  SLURM_CONF=$CONF unshare -m --propagation private \
-    sh -c 'mount -t tmpfs -o mode=1777 tmpfs /tmp && exec slurmd -f "$1" -N "$2"' slurmd "$CONF" "mn$i"
+  SLURM_CONF=$CONF unshare -m -u --propagation private \
+    sh -c 'hostname "$2" && mount -t tmpfs -o mode=1777 tmpfs /tmp && exec slurmd -f "$1" -N "$2"' \
+    slurmd "$CONF" "mn$i"
 done
 
 # 5. wait until every node is idle

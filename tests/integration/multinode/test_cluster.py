@@ -32,13 +32,13 @@ def test_three_nodes_run_one_task_each(multinode, shared_dir):
     script = os.path.join(shared_dir, "nodes.sh")
     with open(script, "w") as handle:
         handle.write("#!/bin/bash\n#SBATCH --nodes=3\n#SBATCH --ntasks-per-node=1\n"
-                     "srun bash -c 'echo \"$SLURM_PROCID $SLURMD_NODENAME\"'\n")
+                     "srun bash -c 'echo \"$SLURM_PROCID $SLURMD_NODENAME $(hostname)\"'\n")
     proc = multinode.run(["sbatch", "--parsable", "--output=%s/nodes.out" % shared_dir, script], cwd=shared_dir)
     assert proc.returncode == 0, proc.stderr
     assert wait_job(multinode, proc.stdout.strip().split(";")[0]) == "COMPLETED"
     with open(os.path.join(shared_dir, "nodes.out")) as handle:
         lines = sorted(handle.read().split("\n")[:-1])
-    assert lines == ["0 mn1", "1 mn2", "2 mn3"]
+    assert lines == ["0 mn1 mn1", "1 mn2 mn2", "2 mn3 mn3"]   # each node has its own host name too
 
 
 def test_each_node_has_its_own_tmp(multinode, shared_dir):
