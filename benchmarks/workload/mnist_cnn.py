@@ -16,6 +16,13 @@ Knobs (the argument convention modak writes into job scripts):
   --channels-last        NHWC memory format
   --compile              torch.compile (inductor); its time is in first_step_s
   --onednn on|off        torch.backends.mkldnn.enabled (default on)
+  --ddp                  data-parallel training (DistributedDataParallel): the process group comes from the
+                         environment (init_method env://: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, as modak's
+                         srun or torchrun launch sets them), the backend from --backend or MODAK_DIST_BACKEND
+                         (default nccl with CUDA, else gloo); each rank trains on its own shard of the data and
+                         prints "ddp rank=R world_size=W local_rank=L node=NODE backend=B final_loss=X" (NODE:
+                         Slurm's node name, else the host name; X: the last step's loss averaged over all ranks,
+                         the same on every rank); rank 0 alone prints the JSON record
 
 The record holds the configuration, the hardware (model name, cores, ISA flags), versions, the first
 step (which includes any compile) apart from the steady-state step times, and the foreign CPU load
@@ -89,6 +96,9 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tag", default="", help="free text stored in the record (run id, repetition)")
     p.add_argument("--output", help="append the JSON record to this file as well")
+    p.add_argument("--ddp", action="store_true", help="data-parallel training over the ranks of the environment")
+    p.add_argument("--backend", choices=("gloo", "nccl"), default=None,
+                   help="collective backend with --ddp (default: MODAK_DIST_BACKEND, else nccl with CUDA, else gloo)")
     args = p.parse_args(argv)
     if args.threads is None:
         env = os.environ.get("OMP_NUM_THREADS", "")
@@ -98,8 +108,9 @@ def parse_args(argv=None):
     return args
 
 
-def make_data(torch, args, batches):
-    gen = torch.Generator().manual_seed(args.seed)
+def make_data(torch, args, batches, rank=0):
+    """The batches of one rank: each rank draws its own shard (seed + rank), so no two ranks see the same data."""
+    gen = torch.Generator().manual_seed(args.seed + rank)
     n = args.batch_size * batches
     if args.data == "digits":
         from sklearn.datasets import load_digits  # bundled with scikit-learn, no download
@@ -157,6 +168,47 @@ def versions(torch):
     return out
 
 
+class Ranks(object):
+    """This process's place in the data-parallel job: rank, world size, local rank, device, backend."""
+
+    def __init__(self, torch, args):
+        self.torch, self.enabled = torch, bool(args.ddp)
+        self.rank, self.world_size, self.local_rank = 0, 1, 0
+        self.device = torch.device("cpu")
+        self.backend = None
+        if not self.enabled:
+            return
+        import torch.distributed as dist
+        cuda = torch.cuda.is_available()
+        self.backend = args.backend or os.environ.get("MODAK_DIST_BACKEND") or ("nccl" if cuda else "gloo")
+        self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        if self.backend == "nccl":
+            self.device = torch.device("cuda", self.local_rank)
+            torch.cuda.set_device(self.device)
+        dist.init_process_group(backend=self.backend, init_method="env://")
+        self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
+
+    def wrap(self, model):
+        if not self.enabled:
+            return model
+        from torch.nn.parallel import DistributedDataParallel
+        return DistributedDataParallel(model, device_ids=[self.local_rank] if self.device.type == "cuda" else None)
+
+    def mean(self, value):
+        """``value`` averaged over all ranks (every rank gets the same number)."""
+        if not self.enabled:
+            return value
+        import torch.distributed as dist
+        tensor = self.torch.tensor([value], dtype=self.torch.float64, device=self.device)
+        dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
+        return float(tensor.item()) / self.world_size
+
+    def finish(self):
+        if self.enabled:
+            import torch.distributed as dist
+            dist.destroy_process_group()
+
+
 def run(args):
     import torch
     import torch.nn.functional as F
@@ -164,14 +216,17 @@ def run(args):
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     torch.backends.mkldnn.enabled = args.onednn == "on"
+    ranks = Ranks(torch, args)
     memory_format = torch.channels_last if args.channels_last else torch.contiguous_format
-    model = build_net(torch).to(memory_format=memory_format)
+    model = build_net(torch).to(device=ranks.device, memory_format=memory_format)
     model.train()
+    model = ranks.wrap(model)   # DDP: rank 0's parameters are broadcast, gradients are averaged at each step
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     forward = torch.compile(model) if args.compile else model
     bf16 = args.precision == "bf16"
     total = 1 + args.warmup + args.steps
-    batches = [(x.contiguous(memory_format=memory_format), y) for x, y in make_data(torch, args, min(total, 8))]
+    batches = [(x.to(ranks.device).contiguous(memory_format=memory_format), y.to(ranks.device))
+               for x, y in make_data(torch, args, min(total, 8), ranks.rank)]
 
     def step(i):
         x, y = batches[i % len(batches)]
@@ -202,6 +257,13 @@ def run(args):
     own = (cpu1 - cpu0) / wall
     machine = (busy1 - busy0) / float(hz) / wall if busy0 is not None and busy1 is not None else None
     other = max(0.0, machine - own) if machine is not None else None
+    final_loss = ranks.mean(loss)
+    if ranks.enabled:
+        sys.stdout.write("ddp rank=%d world_size=%d local_rank=%d node=%s backend=%s final_loss=%r\n"
+                         % (ranks.rank, ranks.world_size, ranks.local_rank,
+                            os.environ.get("SLURMD_NODENAME") or socket.gethostname(), ranks.backend, final_loss))
+        sys.stdout.flush()
+    ranks.finish()
     ordered = sorted(times)
     median = ordered[len(ordered) // 2] if len(ordered) % 2 else 0.5 * (ordered[len(ordered) // 2 - 1]
                                                                         + ordered[len(ordered) // 2])
@@ -231,12 +293,19 @@ def run(args):
         "load": {"other_busy_cores": other, "own_cpu_util": own, "machine_busy_cores": machine,
                  "loadavg_1m_before": load_before, "loadavg_1m_after": loadavg()},
         "loss": {"first": first_loss, "last": loss},
+        "ddp": ({"world_size": ranks.world_size, "backend": ranks.backend, "final_loss": final_loss}
+                if ranks.enabled else None),
+        "rank": ranks.rank,
     }
 
 
 def main(argv=None):
     args = parse_args(argv)
     record = run(args)
+    if record.pop("rank"):
+        return 0              # data-parallel: rank 0 alone writes the record
+    if record["ddp"] is None:
+        del record["ddp"]     # the record of a single process stays as it was
     line = json.dumps(record, sort_keys=True)
     if args.output:
         with open(args.output, "a") as handle:

@@ -15,10 +15,10 @@ import re
 import traceback
 
 from ansible_collections.sodalite.modak.plugins.module_utils import (
-    compat, cpu, dsl_rules, frameworks, schema, shell, strict_load)
+    compat, cpu, distributed, dsl_rules, frameworks, schema, shell, strict_load)
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, nearest, path_str
 from ansible_collections.sodalite.modak.plugins.module_utils.model import (
-    Application, Build, JobOptions, JobRequest, Optimisation, Target)
+    Application, Build, Distributed, JobOptions, JobRequest, Optimisation, Target)
 from ansible_collections.sodalite.modak.plugins.module_utils.versions import VersionRequest
 
 try:
@@ -352,6 +352,7 @@ def _semantic_problems(doc):
     out.extend(dsl_rules.defer_problems(opts.get("defer_job")))
     if isinstance(opt, dict):
         out.extend(_optimisation_problems(opt))
+        out.extend(distributed.problems(doc))
     return out
 
 
@@ -510,6 +511,11 @@ def _optimisation(raw, notes):
         version = mpi.get("version")
         affinity = (section.get("parallelisation-openmp") or {}).get("affinity")
     enable = raw.get("enable_opt_build")
+    distributed = None
+    if app_type == "ai_training" and config.get("distributed_training") in (True, "true", "True"):
+        distributed = Distributed(processes_per_node=config.get("processes_per_node"),
+                                  backend=config.get("distributed_backend", "auto"),
+                                  launch=config.get("distributed_launch", "auto"))
     return Optimisation(
         app_type=app_type,
         enable_opt_build=True if enable is None else bool(enable),
@@ -529,6 +535,7 @@ def _optimisation(raw, notes):
         omp_affinity=affinity,
         data_location=_get(section, "data", "location"),
         tuning=tuple((k, tuple(v)) for k, v in sorted((raw.get("tuning") or {}).items())),
+        distributed=distributed,
     )
 
 

@@ -82,6 +82,14 @@ class Target:
 
 
 @dataclass(frozen=True)
+class Distributed:
+    """Data-parallel training as the DSL asks for it (app_type-ai_training.config)."""
+    processes_per_node: Optional[int] = None  # None: request_gpus on GPU targets, else 1
+    backend: str = "auto"                     # auto | gloo | nccl
+    launch: str = "auto"                      # auto | srun | torchrun
+
+
+@dataclass(frozen=True)
 class Optimisation:
     app_type: str
     enable_opt_build: bool = True
@@ -101,6 +109,7 @@ class Optimisation:
     omp_affinity: Optional[str] = None
     data_location: Optional[str] = None
     tuning: Tuple[Tuple[str, Tuple[object, ...]], ...] = ()  # knob -> values the performance model may pick
+    distributed: Optional[Distributed] = None  # data-parallel training (distributed_training: true)
 
 
 @dataclass(frozen=True)
@@ -169,6 +178,19 @@ class Choice:
 
 
 @dataclass(frozen=True)
+class DistributedPlan:
+    """How the ranks of a data-parallel training start (settings.plan -> distributed.plan)."""
+    launch: str              # srun (one task per rank) | torchrun (one per node) | standalone (torchrun, one node)
+    backend: str             # gloo | nccl
+    nodes: int
+    processes_per_node: int
+
+    @property
+    def world_size(self):
+        return self.nodes * self.processes_per_node
+
+
+@dataclass(frozen=True)
 class Settings:
     """Run settings chosen by the model step."""
     nodes: int
@@ -187,13 +209,18 @@ class Settings:
     mpi_library: Optional[str] = None  # the MPI library the program uses (image, optimisation or application)
     pmi: Optional[str] = None  # srun's --mpi= plugin; None: no --mpi=, the site's MpiDefault decides
     warnings: Tuple[str, ...] = ()  # choices the request leaves to the site that may not be what was meant
+    distributed: Optional[DistributedPlan] = None  # data-parallel training: its launch and ranks
 
     def as_dict(self):
         return {"nodes": self.nodes, "tasks_per_node": self.tasks_per_node, "ranks": self.ranks,
                 "threads": self.threads, "cpus_per_task": self.cpus_per_task, "launcher": self.launcher,
                 "env": dict(self.env), "gpus": self.gpus, "gpu_vendor": self.gpu_vendor,
                 "container_engine": self.engine, "args": list(self.extra_args), "tasks": self.tasks,
-                "mpi_library": self.mpi_library, "pmi": self.pmi}
+                "mpi_library": self.mpi_library, "pmi": self.pmi,
+                "distributed": ({"launch": self.distributed.launch, "backend": self.distributed.backend,
+                                 "nodes": self.distributed.nodes,
+                                 "processes_per_node": self.distributed.processes_per_node,
+                                 "world_size": self.distributed.world_size} if self.distributed else None)}
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils import launchers, shell
+from ansible_collections.sodalite.modak.plugins.module_utils import distributed, launchers, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.model import JobScript
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtimes
@@ -134,18 +134,22 @@ def render(req, choice, settings):
         body.extend(image_lines(req, choice.uri, runtime, settings.gpu_vendor))
         body.extend(getattr(runtime, "bind_lines", lambda *_: [])(binds, app.working_directory))
 
-        def wrap(argv, mpi=None):
+        def wrap(argv, mpi=None, host_env=()):
             return runtime.exec_argv(IMAGE, argv, settings.gpu_vendor, binds, env=settings.env,
-                                     cwd=app.working_directory, mpi=mpi)
+                                     cwd=app.working_directory, mpi=mpi, host_env=host_env)
     else:
-        def wrap(argv, mpi=None):
-            del mpi
+        def wrap(argv, mpi=None, host_env=()):
+            del mpi, host_env
             return list(argv)
     if app.build:
         body.extend(build_lines(app.build, wrap))
-    body.extend(launchers.lines(settings, backend))
-    run = backend.run_prefix(options) + launcher_words(settings, backend) + wrap(
-        list(app.argv) + list(settings.extra_args), mpi=mpi_rank(settings))
+    program = list(app.argv) + list(settings.extra_args)
+    if settings.distributed:
+        body.extend(distributed.setup_lines(settings.distributed))
+        run = backend.run_prefix(options) + distributed.run_words(settings, program, wrap)
+    else:
+        body.extend(launchers.lines(settings, backend))
+        run = backend.run_prefix(options) + launcher_words(settings, backend) + wrap(program, mpi=mpi_rank(settings))
     if app.post_execution:
         body.append("MODAK_RC=0")
         body.extend(run_notes(run))

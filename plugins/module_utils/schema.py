@@ -32,6 +32,8 @@ MICROARCHS = ("haswell", "broadwell", "skylake", "skylake_avx512", "cascadelake"
               "zen5", "neoverse_n1", "neoverse_v1", "neoverse_v2", "a64fx", "power9", "power10")
 LAUNCHERS = launchers.NAMES                         # from the launcher registry
 ENGINES = tuple(runtime_registry.RUNTIMES)          # from the container runtime registry
+DIST_BACKENDS = ("auto", "gloo", "nccl")
+DIST_LAUNCHES = ("auto", "srun", "torchrun")
 STORAGE_CLASSES = ("default-common", "default-high", "default-ssd", "default-ultra_high")
 
 # patterns: one line, no whitespace unless said otherwise
@@ -261,7 +263,17 @@ AI_SECTION_PROPS = {
     "config": _obj({
         "ai_framework": _enum(FRAMEWORKS, "AI framework."),
         "type": _s(ONE_LINE, "Model kind (cnn, rnn, ...).", max_length=256),
-        "distributed_training": _bool("Train over several processes."),
+        "distributed_training": _bool("Train over several processes: data-parallel (PyTorch DDP), one rank per "
+                                      "GPU on GPU targets; nodes come from job_options.node_count."),
+        "processes_per_node": _int("Training processes (ranks) per node when distributed_training is true; "
+                                   "default request_gpus on GPU targets (one rank per GPU), else 1.", maximum=1024),
+        "distributed_backend": _enum(DIST_BACKENDS, "Collective backend: gloo (CPUs), nccl (NVIDIA GPUs; RCCL on "
+                                                    "AMD), auto picks nccl on GPU targets and gloo elsewhere; the "
+                                                    "program reads it from MODAK_DIST_BACKEND.", default="auto"),
+        "distributed_launch": _enum(DIST_LAUNCHES, "How the ranks start: srun (Slurm: one task per rank, rendezvous "
+                                                   "variables from Slurm's), torchrun (one torchrun per node), auto "
+                                                   "(srun under Slurm, torchrun --standalone on one node elsewhere).",
+                                    default="auto"),
         "layers": _int("Layers.", maximum=100000),
         "parameters": _int("Parameters.", maximum=10 ** 13),
     }, required=("ai_framework",)),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, mpi, scaling
+from ansible_collections.sodalite.modak.plugins.module_utils import distributed, frameworks, mpi, scaling
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Settings
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
@@ -138,8 +138,11 @@ def plan(req, choice, advice=None):
     notes.extend(fw_notes)
     user = dict(app.environment)
     env = [(k, v) for k, v in env if k not in user] + sorted(user.items())
-    return Settings(nodes=nodes, tasks_per_node=tpn, ranks=ranks, threads=threads, launcher=launcher,
-                    env=tuple(env), cpus_per_task=cpus_per_task, gpus=gpus, gpu_vendor=vendor,
-                    engine=req.target.engine, notes=tuple(notes),
-                    extra_args=tuple(advice["args"]) if advice else (), tasks=tasks, mpi_library=library, pmi=pmi,
-                    warnings=tuple(mpi_warnings))
+    run = Settings(nodes=nodes, tasks_per_node=tpn, ranks=ranks, threads=threads, launcher=launcher,
+                   env=tuple(env), cpus_per_task=cpus_per_task, gpus=gpus, gpu_vendor=vendor,
+                   engine=req.target.engine, notes=tuple(notes),
+                   extra_args=tuple(advice["args"]) if advice else (), tasks=tasks, mpi_library=library, pmi=pmi,
+                   warnings=tuple(mpi_warnings))
+    if opt is not None and opt.distributed is not None:
+        return distributed.plan(req, run)   # data-parallel training: its own ranks and allocation
+    return run

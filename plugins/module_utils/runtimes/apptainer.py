@@ -21,15 +21,17 @@ class Apptainer(object):
     def pull_argv(self, dest, uri):
         return [self.binary, "pull", "--force", dest, uri]
 
-    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, mpi=None):
+    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, mpi=None,
+                  host_env=()):
         """``image`` is a word (often Raw('"$IMAGE"')); an empty argv runs the image's runscript.
 
         ``env`` (name, value) pairs need no flag: Apptainer passes the job's environment to the container,
         and it binds and enters the current directory itself (``cwd``, the script's working directory).
         ``mpi`` (a rank of an MPI launch) needs nothing either: the rank keeps the host's PID namespace, /tmp,
-        environment (PMIX_*, PMI_*) and inherited descriptors (PMI_FD).
+        environment (PMIX_*, PMI_*) and inherited descriptors (PMI_FD). Nor do ``host_env`` names (set on the
+        host, such as a training rank): the environment passes.
         """
-        del env, cwd, mpi
+        del env, cwd, mpi, host_env
         words = [self.binary, "exec" if argv else "run"]
         words.extend(self.gpu_flags(gpu_vendor))
         if binds:

@@ -54,11 +54,14 @@ class Charliecloud(object):
     def convert_argv(self, ref, dest):
         return ["ch-convert", "-i", "ch-image", "-o", "dir", ref, dest]
 
-    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, mpi=None):
+    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, mpi=None,
+                  host_env=()):
         """``ch-run``; the current directory is bound and entered: ``cwd`` (already among ``binds``) or $PWD.
 
         ``mpi`` (not None: a rank of an MPI launch) adds MPI_ENV before the job's variables, which may override it.
+        ``host_env`` (names set on the host, such as a training rank) needs no flag: ch-run passes the environment.
         """
+        del host_env
         if not argv:
             raise DslInvalid([DslProblem("job.application.executable", "is required with charliecloud: "
                                          "ch-run has no runscript", hint="name the program to run in the image")])

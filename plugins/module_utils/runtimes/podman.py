@@ -41,12 +41,14 @@ class Podman(object):
             return ["--device", "/dev/kfd", "--device", "/dev/dri"]
         return []
 
-    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, mpi=None):
+    def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, mpi=None,
+                  host_env=()):
         """``podman run``; ``env`` (name, value) pairs are passed by name (their values are exported before).
 
         The current directory is bound and entered: ``cwd`` when the script changed to a known directory
         (already among ``binds``), else ``$PWD``. ``mpi`` (not None: a rank of an MPI launch) is the PMI srun
-        names ("" when none is named); "pmi2" hands PMI_FD into the container.
+        names ("" when none is named); "pmi2" hands PMI_FD into the container. ``host_env`` names (set on the host,
+        such as a training rank) are passed by name too: podman passes no variable unless named.
         """
         words = [self.binary, "run", "--rm", "--network=host", "--ipc=host", USERNS]
         if mpi is not None:
@@ -57,6 +59,8 @@ class Podman(object):
                 words.extend(["--env", pattern])
             words.extend(["--env", "PMIX_MCA_gds=hash"])
         for name, _value in env:
+            words.extend(["--env", name])
+        for name in host_env:
             words.extend(["--env", name])
         words.extend(self.gpu_flags(gpu_vendor))
         for bind in binds:

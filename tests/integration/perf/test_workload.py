@@ -79,3 +79,20 @@ def test_slurm_array_script(tmp_path):
     script = runner.slurm_array_script(str(configs), 3, str(tmp_path / "s.sqlite"))
     assert "#SBATCH --array=0-8" in script
     assert '--index "$SLURM_ARRAY_TASK_ID"' in script
+
+
+def test_workload_ddp_mode_two_ranks_print_one_final_loss():
+    """--ddp under torchrun --standalone (2 ranks, gloo): each rank prints its line with the same averaged final
+    loss, and rank 0 alone writes the record."""
+    out = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes=1",
+                          "--nproc-per-node=2", "--no-python", sys.executable, runner.WORKLOAD, "--ddp", "--threads",
+                          "1", "--batch-size", "16", "--steps", "2", "--warmup", "0"],
+                         capture_output=True, text=True, check=True, timeout=600).stdout
+    ranks = [dict(word.split("=", 1) for word in line.split()[1:]) for line in out.splitlines()
+             if line.startswith("ddp rank=")]
+    assert sorted(r["rank"] for r in ranks) == ["0", "1"]
+    assert {r["world_size"] for r in ranks} == {"2"} and {r["backend"] for r in ranks} == {"gloo"}
+    assert len({r["final_loss"] for r in ranks}) == 1
+    records = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert len(records) == 1 and records[0]["ddp"]["world_size"] == 2
+    assert records[0]["ddp"]["final_loss"] == float(ranks[0]["final_loss"])

@@ -166,7 +166,28 @@ def expect(doc, default_partition="debug"):
         out["GPUs"] = {0, 1} if acc in ("nvidia", "amd") else {0}     # the default for an accelerator: issue 10 #7
     else:
         out["GPUs"] = {gpus}
+    out.update(distributed_expectation(job))
     return out
+
+
+def distributed_expectation(job):
+    """Data-parallel training (docs/scheduler.md, "Distributed training"): node_count x processes_per_node ranks
+    (default one per GPU); srun starts one task per rank, torchrun one task per node with every rank's CPUs."""
+    opt = job.get("optimisation") or {}
+    config = (opt.get("app_type-ai_training") or {}).get("config") or {}
+    if opt.get("app_type") != "ai_training" or config.get("distributed_training") not in (True, "true", "True"):
+        return {}
+    opts, app = job.get("job_options") or {}, job.get("application") or {}
+    acc = (opt.get("opt_build") or {}).get("acc_type")
+    gpus = opts.get("request_gpus", 1 if acc in ("nvidia", "amd") else 0)
+    ppn = config.get("processes_per_node") or gpus or 1
+    nodes = opts.get("node_count") or 1
+    threads = opts.get("core_count_per_process") or app.get("threads", 1)
+    if config.get("distributed_launch") == "torchrun":
+        return {"NumNodes": nodes, "NtasksPerN:B:S:C": 1, "NumTasks": nodes, "MinTasks": None,
+                "CPUs/Task": ppn * threads}
+    return {"NumNodes": nodes, "NtasksPerN:B:S:C": ppn, "NumTasks": nodes * ppn, "MinTasks": None,
+            "CPUs/Task": threads}
 
 
 def _gpus(record):

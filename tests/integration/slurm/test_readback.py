@@ -16,6 +16,7 @@ from helpers import ROOT, load
 
 from ansible_collections.sodalite.modak.plugins.module_utils import pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
 
 from . import readback, strategies
 
@@ -103,11 +104,46 @@ def test_corpus_document_read_back_by_slurm(held_jobs, tmp_path, name):
     assert_read_back(doc, record)
 
 
-@pytest.mark.parametrize("example", EXAMPLES)
+# examples Torque cannot start as asked, refused with the path of the field (docs/scheduler.md)
+TORQUE_REFUSED = {"pytorch-ddp-slurm.yaml": "job.job_options.node_count"}   # DDP across nodes needs srun
+
+
+@pytest.mark.parametrize("example,path", sorted(TORQUE_REFUSED.items()))
+def test_example_torque_cannot_start_is_refused(example, path):
+    with pytest.raises(DslInvalid) as info:
+        render(load(os.path.join(ROOT, "examples", example)), "torque")
+    assert [p.path for p in info.value.problems] == [path]
+
+
+@pytest.mark.parametrize("example", [e for e in EXAMPLES if e not in TORQUE_REFUSED])
 def test_example_torque_script_read_back_through_qsub(held_jobs, tmp_path, example):
     record, doc = submit_and_read(on_real_jobs(load(os.path.join(ROOT, "examples", example)), held_jobs[0]),
                                   "torque", tmp_path)
     assert_read_back(doc, record, torque=True)
+
+
+def ddp(nodes, ppn=None, gpus=None, launch="auto", threads=1):
+    """A data-parallel training document: the ranks and what they need, nothing else."""
+    opts = {"job_name": "ddp", "node_count": nodes}
+    config = {"ai_framework": "pytorch", "distributed_training": True, "distributed_launch": launch}
+    build = {"cpu_type": "x86"}
+    if ppn:
+        config["processes_per_node"] = ppn
+    if gpus:
+        opts["request_gpus"], build["acc_type"] = gpus, "nvidia"
+    return {"job": {"job_options": opts, "application": {"executable": "python3 train.py", "threads": threads},
+                    "target": {"job_scheduler_type": "slurm"},
+                    "optimisation": {"app_type": "ai_training", "opt_build": build,
+                                     "app_type-ai_training": {"config": config}}}}
+
+
+@pytest.mark.parametrize("doc", [ddp(2, 2), ddp(1, gpus=4), ddp(2, gpus=4), ddp(3, 2, threads=4),
+                                 ddp(2, gpus=4, launch="torchrun"), ddp(2, 4, launch="torchrun", threads=2)],
+                         ids=["cpu-2x2", "gpu-1x4", "gpu-2x4", "cpu-3x2-threads", "gpu-torchrun", "cpu-torchrun"])
+def test_distributed_training_allocation_read_back_by_slurm(held_jobs, tmp_path, doc):
+    """The tasks, CPUs and GPUs per node Slurm allocates are the ranks the launch starts (one per GPU)."""
+    record, doc = submit_and_read(doc, "slurm", tmp_path)
+    assert_read_back(doc, record)
 
 
 @pytest.mark.parametrize("name", corpus_cases(TORQUE_DEFECTS))

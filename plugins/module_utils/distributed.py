@@ -1,0 +1,212 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Data-parallel training (PyTorch DDP): the DSL's rules, the plan of ranks and the launch lines.
+
+Two launches, both as HPC centres publish them:
+
+* ``srun`` (Slurm's default here, as NERSC, LUMI and the PyTorch Geometric guide write it): one Slurm task per
+  rank. The batch script exports MASTER_ADDR (the first host of the allocation) and MASTER_PORT; a fixed
+  ``bash -c`` wrapper sets RANK, LOCAL_RANK and WORLD_SIZE inside each task from SLURM_PROCID, SLURM_LOCALID
+  and SLURM_NTASKS, then runs the container (one per rank, like an MPI rank). Slurm counts, binds and
+  signals every rank, and the image needs no launcher of its own.
+* ``torchrun`` (as CSC and Sigma2 write it): one Slurm task per node, each running torchrun with c10d
+  rendezvous at MASTER_ADDR:MASTER_PORT; torchrun starts the node's ranks.
+
+Without Slurm one node runs ``torchrun --standalone`` (local, PBS, Grid Engine); more nodes there are refused.
+The program reads the usual variables (``init_process_group(init_method="env://")``) and the backend from
+MODAK_DIST_BACKEND: gloo on CPUs, nccl on GPUs (ROCm builds of PyTorch name RCCL nccl too).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslProblem
+from ansible_collections.sodalite.modak.plugins.module_utils.model import DistributedPlan
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
+from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
+
+CONFIG = "job.optimisation.app_type-ai_training.config"
+OPTIONS = "job.job_options"
+FIELDS = ("processes_per_node", "distributed_backend", "distributed_launch")
+GPU_VENDORS = ("nvidia", "amd")
+BACKEND_VAR = "MODAK_DIST_BACKEND"
+# the rendezvous: the batch script sets these; each task gets RANK, LOCAL_RANK and WORLD_SIZE from its wrapper
+HOST_VARS = ("MASTER_ADDR", "MASTER_PORT")
+RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
+# fixed text: the task's own Slurm variables, then the rest of the line ("$@": the container and the program)
+RANK_WRAPPER = 'export RANK="$SLURM_PROCID" LOCAL_RANK="$SLURM_LOCALID" WORLD_SIZE="$SLURM_NTASKS"; exec "$@"'
+# a port per job (two jobs sharing a first node do not collide), in the range torchrun uses by default
+MASTER_PORT_LINE = "export MASTER_PORT=$((29500 + SLURM_JOB_ID % 1000))"
+MASTER_ADDR_LINE = 'MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"'
+_PYTHON = re.compile(r"^(.*/)?python[0-9.]*\Z")
+
+
+def _true(value):
+    return value in (True, "true", "True")
+
+
+def _scheduler(job):
+    target = job.get("target") if isinstance(job.get("target"), dict) else {}
+    name = target.get("job_scheduler_type") or target.get("queue_type") or "local"
+    return registry.ALIASES.get(name, name)
+
+
+def _int(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def gpus_per_node(acc_type, request_gpus):
+    """GPUs per node as settings.plan counts them: request_gpus, else 1 on a GPU target, else none."""
+    if request_gpus is not None:
+        return request_gpus
+    return 1 if acc_type in GPU_VENDORS else 0
+
+
+def problems(doc):
+    """What the DSL cannot mean for data-parallel training, each with its path."""
+    job = doc.get("job") if isinstance(doc.get("job"), dict) else {}
+    opt = job.get("optimisation") if isinstance(job.get("optimisation"), dict) else {}
+    section = opt.get("app_type-ai_training")
+    config = section.get("config") if isinstance(section, dict) else None
+    if not isinstance(config, dict):
+        return []
+    given = [key for key in FIELDS if key in config]
+    if not _true(config.get("distributed_training")):
+        return [DslProblem("%s.%s" % (CONFIG, key), "applies only to distributed training", config[key],
+                           "set distributed_training: true, or remove %s" % key) for key in given]
+    if opt.get("app_type") != "ai_training":
+        return []
+    out = []
+    options = job.get("job_options") if isinstance(job.get("job_options"), dict) else {}
+    app = job.get("application") if isinstance(job.get("application"), dict) else {}
+    build = opt.get("opt_build") if isinstance(opt.get("opt_build"), dict) else {}
+    framework = config.get("ai_framework")
+    if framework != "pytorch":
+        out.append(DslProblem(CONFIG + ".distributed_training", "is written for PyTorch (DDP launched by srun or "
+                              "torchrun); ai_framework is %r" % framework, True,
+                              "choose ai_framework: pytorch, or start the processes yourself (remove "
+                              "distributed_training)"))
+    acc = build.get("acc_type") or "none"
+    gpus = gpus_per_node(acc, _int(options.get("request_gpus")))
+    ppn = _int(config.get("processes_per_node"))
+    backend = config.get("distributed_backend", "auto")
+    launch = config.get("distributed_launch", "auto")
+    scheduler = _scheduler(job)
+    nodes = _int(options.get("node_count")) or 1
+    if backend == "nccl" and not gpus:
+        out.append(DslProblem(CONFIG + ".distributed_backend", "nccl needs GPUs, and this job asks for none",
+                              backend, "use gloo (or auto) on CPUs, or set opt_build.acc_type: nvidia"))
+    if gpus and ppn is not None and ppn != gpus:
+        out.append(DslProblem(CONFIG + ".processes_per_node", "must equal the GPUs per node (request_gpus %d): "
+                              "one rank per GPU" % gpus, ppn,
+                              "remove processes_per_node (it follows request_gpus) or make them equal"))
+    ppn = ppn or gpus or 1
+    if launch == "srun" and scheduler != "slurm":
+        out.append(DslProblem(CONFIG + ".distributed_launch", "srun needs Slurm; the scheduler is %s" % scheduler,
+                              launch, "use auto or torchrun"))
+    if nodes > 1 and scheduler != "slurm":
+        out.append(DslProblem(OPTIONS + ".node_count", "distributed training across %d nodes is launched with "
+                              "Slurm's srun only; %s starts no process on the other nodes" % (nodes, scheduler),
+                              nodes, "use job_scheduler_type: slurm, or one node (torchrun --standalone)"))
+    per_task = 1 if launch == "torchrun" or scheduler != "slurm" else ppn
+    if "process_count_per_node" in options and _int(options["process_count_per_node"]) != per_task:
+        out.append(DslProblem(OPTIONS + ".process_count_per_node", "disagrees with distributed training, which "
+                              "starts %d task(s) per node" % per_task, options["process_count_per_node"],
+                              "remove it: processes_per_node (or request_gpus) sets the ranks per node"))
+    if "core_count" in options and _int(options["core_count"]) != nodes * per_task:
+        out.append(DslProblem(OPTIONS + ".core_count", "disagrees with distributed training, which starts %d "
+                              "task(s) (%d node(s) x %d)" % (nodes * per_task, nodes, per_task),
+                              options["core_count"], "remove it: node_count and processes_per_node set the ranks"))
+    if "mpi_ranks" in app and _int(app["mpi_ranks"]) != nodes * ppn:
+        out.append(DslProblem("job.application.mpi_ranks", "disagrees with distributed training: %d node(s) x %d "
+                              "process(es) make %d ranks" % (nodes, ppn, nodes * ppn), app["mpi_ranks"],
+                              "remove it, or make it node_count x processes_per_node"))
+    if app.get("launcher", "auto") != "auto":
+        out.append(DslProblem("job.application.launcher", "distributed training starts its ranks itself",
+                              app["launcher"], "remove it and choose distributed_launch (srun or torchrun)"))
+    return out
+
+
+def backend_of(wanted, gpu_vendor):
+    if wanted != "auto":
+        return wanted
+    return "nccl" if gpu_vendor in GPU_VENDORS else "gloo"
+
+
+def plan(req, settings):
+    """The settings of a data-parallel training: ranks = nodes x processes per node, and what to allocate.
+
+    srun: one task per rank (--ntasks-per-node = processes per node). torchrun and standalone: one task per
+    node holding every rank's CPUs (--cpus-per-task = processes x threads).
+    """
+    wanted = req.opt.distributed
+    nodes = req.options.nodes or 1
+    ppn = wanted.processes_per_node or settings.gpus or 1
+    launch = wanted.launch
+    if launch == "auto":
+        launch = "srun" if req.target.scheduler == "slurm" else "standalone"
+    elif launch == "torchrun" and req.target.scheduler != "slurm":
+        launch = "standalone"
+    dist = DistributedPlan(launch=launch, backend=backend_of(wanted.backend, settings.gpu_vendor), nodes=nodes,
+                           processes_per_node=ppn)
+    threads = settings.threads
+    env = tuple((k, v) for k, v in settings.env if k != BACKEND_VAR) + ((BACKEND_VAR, dist.backend),)
+    notes = list(settings.notes) + ["distributed training: %d node(s) x %d rank(s) = %d, %s, backend %s"
+                                    % (nodes, ppn, dist.world_size, _describe(launch), dist.backend)]
+    common = dict(nodes=nodes, tasks=None, env=env, notes=tuple(notes), distributed=dist,
+                  pmi=None)   # no MPI: srun starts the ranks without a PMI plugin
+    if launch == "srun":
+        return dataclasses.replace(settings, tasks_per_node=ppn, ranks=dist.world_size, launcher="srun",
+                                   cpus_per_task=req.options.cpus_per_task or threads, **common)
+    per_rank = req.options.cpus_per_task or threads
+    return dataclasses.replace(settings, tasks_per_node=1, ranks=nodes, cpus_per_task=ppn * per_rank,
+                               launcher="srun" if launch == "torchrun" else "none", **common)
+
+
+def _describe(launch):
+    return {"srun": "one srun task per rank", "torchrun": "one torchrun per node (srun)",
+            "standalone": "torchrun --standalone on one node"}[launch]
+
+
+def setup_lines(dist):
+    """Lines of the batch script before the launch: the rendezvous address and port (Slurm only)."""
+    if dist.launch == "standalone":
+        return []
+    return ["# distributed training: rendezvous on the first node of the allocation",
+            MASTER_ADDR_LINE, "export MASTER_ADDR", MASTER_PORT_LINE]
+
+
+def srun_words(settings):
+    """srun with exactly the tasks the directives allocate."""
+    words = ["srun", "--nodes=%d" % settings.nodes, "--ntasks=%d" % settings.ranks,
+             "--ntasks-per-node=%d" % settings.tasks_per_node]
+    if settings.cpus_per_task > 1:
+        words.append("--cpus-per-task=%d" % settings.cpus_per_task)
+    return words
+
+
+def torchrun_words(argv, dist):
+    """torchrun before the program: ``python3 -m torch.distributed.run`` when the program is run by a Python (the
+    same interpreter), else ``torchrun``; ``--no-python`` runs the program's words as they are."""
+    runner = [argv[0], "-m", "torch.distributed.run"] if argv and _PYTHON.match(str(argv[0])) else ["torchrun"]
+    if dist.launch == "standalone":
+        opts = ["--standalone", "--nnodes=1", "--nproc-per-node=%d" % dist.processes_per_node]
+    else:
+        opts = [Raw('--nnodes="$SLURM_NNODES"'), "--nproc-per-node=%d" % dist.processes_per_node,
+                Raw('--rdzv-id="$SLURM_JOB_ID"'), "--rdzv-backend=c10d",
+                Raw('--rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT"')]
+    return runner + opts + ["--no-python"] + list(argv)
+
+
+def run_words(settings, argv, wrap):
+    """The launch line: ``wrap(argv, host_env)`` puts the program into the container, passing ``host_env``
+    (variable names set on the host) through."""
+    dist = settings.distributed
+    if dist.launch == "srun":
+        return (srun_words(settings) + ["bash", "-c", RANK_WRAPPER, "modak-rank"]
+                + wrap(argv, host_env=HOST_VARS + RANK_VARS))
+    inner = wrap(torchrun_words(argv, dist), host_env=HOST_VARS if dist.launch == "torchrun" else ())
+    return (srun_words(settings) + inner) if dist.launch == "torchrun" else inner

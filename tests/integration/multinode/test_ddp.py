@@ -1,0 +1,231 @@
+"""Data-parallel training across real nodes: modak writes examples/pytorch-ddp-slurm.yaml's job (2 nodes x 2 ranks,
+one srun task per rank), it is submitted unchanged to the multi-node Slurm and trains inside modak's PyTorch CPU
+image, built with Charliecloud from modak's recipe on the mmdebstrap base (as `make demo` builds it, sharing its
+build storage, so an unchanged recipe is not built again), pushed to a local TLS registry; the job pulls it from
+there into the shared image directory.
+The job must end COMPLETED, every rank must report the world size 4 and the same final loss, and the ranks must sit
+on two distinct nodes.
+
+A bare run (torch on the host) checks the same launch without a container: the host needs torch 2.13.0 in
+MODAK_TORCH_PYTHON's Python (default: a venv /var/tmp/modak-ddp-venv made here with pip install torch==2.13.0).
+
+Runs as root, under ``flock /work/wt/containers.lock flock /work/wt/multinode.lock`` where runs share the machine.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+EXAMPLE = os.path.join(ROOT, "examples", "pytorch-ddp-slurm.yaml")
+WORKLOAD = (os.path.join(ROOT, "benchmarks", "workload", "mnist_cnn.py"),
+            os.path.join(ROOT, "plugins", "module_utils", "perf", "hardware.py"))
+# the demo's build storage and registry data: an image built by `make demo` (or an earlier run) is reused
+CH_STORAGE = "/var/tmp/modak-demo.ch"
+REGISTRY_DATA = "/var/cache/modak/demo-registry"
+WHEELS = os.environ.get("MODAK_WHEELS", "/opt/wheels")
+TORCH_VENV = "/var/tmp/modak-ddp-venv"
+RANK_LINE = re.compile(r"^ddp rank=(\d+) world_size=(\d+) local_rank=(\d+) node=(\S+) backend=(\S+) "
+                       r"final_loss=(\S+)$", re.M)
+SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
+
+
+def _run(argv, env=None, timeout=1800, cwd=None):
+    proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+    assert proc.returncode == 0, "%s failed (rc %d):\n%s\n%s" % (
+        argv[:3], proc.returncode, proc.stdout[-4000:], proc.stderr[-4000:])
+    return proc.stdout
+
+
+def resolvable_node_names(nodes):
+    """The nodes' names resolve, as on a cluster: MASTER_ADDR is the first node's name (scontrol show hostnames).
+    The test nodes all run on this host, so their names are added to /etc/hosts once."""
+    missing = []
+    for node in nodes:
+        try:
+            socket.gethostbyname(node)
+        except OSError:
+            missing.append(node)
+    if missing:
+        with open("/etc/hosts", "a") as handle:
+            handle.write("127.0.0.1 %s  # modak multi-node test cluster\n" % " ".join(missing))
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def cluster(multinode):
+    resolvable_node_names(multinode.nodes)
+    return multinode
+
+
+@pytest.fixture(scope="module")
+def registry(multinode):
+    """Debian's docker-registry with TLS on 127.0.0.1 (ch-image speaks HTTPS only), storage kept between runs; its
+    certificate lies where the nodes see it (their /tmp is their own), for the jobs' ch-image pull."""
+    work = pathlib.Path(tempfile.mkdtemp(prefix="registry-", dir=multinode.workdir))
+    os.makedirs(REGISTRY_DATA, exist_ok=True)
+    port = free_port()
+    _run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+          "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(work / "key.pem"), "-out", str(work / "cert.pem")])
+    (work / "config.yml").write_text(
+        "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: %s\nhttp:\n"
+        "  addr: 127.0.0.1:%d\n  tls:\n    certificate: %s\n    key: %s\n"
+        % (REGISTRY_DATA, port, work / "cert.pem", work / "key.pem"))
+    with open(str(work / "registry.log"), "w") as log:
+        proc = subprocess.Popen(["docker-registry", "serve", str(work / "config.yml")], stdout=log, stderr=log)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        yield {"host": "127.0.0.1:%d" % port, "ca": str(work / "cert.pem")}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def ddp_image(registry, tmp_path_factory):
+    """modak's PyTorch image from the example's recipe: base (scripts/base-image), wheels, Charliecloud build,
+    push; returns the catalog file that names the pushed image, and the environment that reaches it."""
+    if os.geteuid() != 0:
+        pytest.fail("the DDP test builds images and runs Slurm: it must run as root", pytrace=False)
+    work = tmp_path_factory.mktemp("ddp-image")
+    env = dict(os.environ, PATH=SYSTEM_PATH + ":" + os.path.join(ROOT, ".venv", "bin"), USER="root",
+               CH_IMAGE_STORAGE=CH_STORAGE, REQUESTS_CA_BUNDLE=registry["ca"],
+               ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="0")
+    base = re.search(r"^name=(\S+)$", _run([os.path.join(ROOT, "scripts", "base-image"), "--charliecloud"], env=env),
+                     re.M).group(1)
+    wheels = work / "wheels"
+    _run([os.path.join(ROOT, ".venv", "bin", "python"), "-m", "pip", "download", "--quiet", "--only-binary=:all:",
+          "--dest", str(wheels), "--find-links", WHEELS, "torch==2.13.0"], env=dict(os.environ))
+    catalog = work / "catalog.yaml"
+    playbook = work / "build.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Build modak's PyTorch image for the DDP example and push it", "hosts": "localhost",
+        "connection": "local", "gather_facts": False,
+        "tasks": [{"name": "Build", "ansible.builtin.include_role": {"name": "sodalite.modak.container_build"},
+                   "vars": {"container_build_dsl_file": EXAMPLE, "container_build_output_dir": str(work / "recipe"),
+                            "container_build_engine": "charliecloud", "container_build_base_image": base,
+                            "container_build_wheels": str(wheels),
+                            "container_build_push_to": "docker://%s/modak/pytorch:2.13.0-cpu" % registry["host"],
+                            "container_build_catalog": str(catalog), "container_build_poll": 10}}]}]))
+    _run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), str(playbook),
+          "-e", "ansible_python_interpreter=%s" % os.path.join(ROOT, ".venv", "bin", "python")], env=env)
+    return {"catalog": str(catalog), "env": env}
+
+
+def write_job(directory, catalog=None, overrides=None):
+    """modak writes the example's job script into ``directory`` (bin/modak optimise); returns its path."""
+    doc = yaml.safe_load(open(EXAMPLE))
+    for path, value in (overrides or {}).items():
+        node = doc
+        keys = path.split(".")
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+        node[keys[-1]] = value
+    dsl = os.path.join(directory, "ddp.yaml")
+    with open(dsl, "w") as handle:
+        yaml.safe_dump(doc, handle)
+    argv = [os.path.join(ROOT, ".venv", "bin", "python"), os.path.join(ROOT, "bin", "modak"), "optimise", dsl,
+            "-o", directory]
+    if catalog:
+        argv.extend(["--catalog", catalog])
+    _run(argv)
+    for name in WORKLOAD:
+        shutil.copy(name, directory)
+    return os.path.join(directory, doc["job"]["job_options"]["job_name"] + ".sbatch")
+
+
+def submit_and_wait(cluster, script, env=None, timeout=900):
+    """sbatch the script as written; the job's final state (scontrol) and its output."""
+    env = dict(env or cluster, SLURM_CONF=cluster.conf)
+    directory = os.path.dirname(script)
+    job = subprocess.run(["sbatch", "--parsable", script], env=env, cwd=directory, capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert job.returncode == 0, job.stderr
+    job_id = job.stdout.strip().split(";")[0]
+    deadline, state = time.monotonic() + timeout, ""
+    while time.monotonic() < deadline:
+        shown = subprocess.run(["scontrol", "show", "job", job_id], env=env, capture_output=True, text=True,
+                               timeout=30, check=False).stdout
+        state = (re.search(r"JobState=(\S+)", shown) or re.search("()", "")).group(1)
+        if state in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"):
+            break
+        time.sleep(2)
+    with open(os.path.join(directory, "mnist-ddp-%s.out" % job_id)) as handle:
+        return state, handle.read()
+
+
+def assert_two_nodes_agree(state, output, nodes=2, per_node=2):
+    assert state == "COMPLETED", output[-4000:]
+    ranks = RANK_LINE.findall(output)
+    print("\n".join(line for line in output.splitlines() if line.startswith("ddp rank=")))   # shown by pytest -rP
+    assert sorted(int(r[0]) for r in ranks) == list(range(nodes * per_node)), output[-4000:]
+    assert {r[1] for r in ranks} == {str(nodes * per_node)}
+    assert {r[4] for r in ranks} == {"gloo"}
+    losses = {r[5] for r in ranks}
+    assert len(losses) == 1 and float(losses.pop()) > 0, ranks
+    on = {}
+    for rank, _world, local, node, _backend, _loss in ranks:
+        on.setdefault(node, set()).add(int(local))
+    assert len(on) == nodes, on
+    assert all(local == set(range(per_node)) for local in on.values()), on
+
+
+def test_ddp_job_in_modaks_image_runs_on_two_nodes_with_one_loss(cluster, ddp_image, registry):
+    directory = os.path.join(cluster.workdir, "ddp-charliecloud")
+    os.makedirs(directory)
+    images = os.path.join(cluster.workdir, "images")
+    script = write_job(directory, ddp_image["catalog"], {
+        "job.target.image_dir": images, "job.job_options.partition": cluster.partition})
+    text = open(script).read()
+    uri = "docker://%s/modak/pytorch:2.13.0-cpu" % registry["host"]
+    assert "# generated by sodalite.modak; image: %s\n" % uri in text
+    assert "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=2\n" in text
+    assert "\nsrun --nodes=2 --ntasks=4 --ntasks-per-node=2 bash -c " in text
+    assert 'ch-image pull %s' % uri[len("docker://"):] in text   # the job pulls the image itself, once
+    state, output = submit_and_wait(cluster, script, env=dict(ddp_image["env"], SLURM_CONF=cluster.conf))
+    assert_two_nodes_agree(state, output)
+    record = [line for line in output.splitlines() if line.startswith("{")]
+    assert len(record) == 1 and '"torch": "2.13.0+cpu"' in record[0]   # rank 0 alone writes it, from the image
+
+
+def torch_python():
+    """A Python with torch 2.13.0 on the host (bare runs)."""
+    python = os.environ.get("MODAK_TORCH_PYTHON") or os.path.join(TORCH_VENV, "bin", "python")
+    if not os.path.exists(python):
+        _run([sys.executable, "-m", "venv", TORCH_VENV])
+        _run([python, "-m", "pip", "install", "--quiet", "torch==2.13.0"])
+    return python
+
+
+def test_bare_ddp_job_runs_on_two_nodes_with_one_loss(cluster):
+    directory = os.path.join(cluster.workdir, "ddp-bare")
+    os.makedirs(directory)
+    # the embedded catalog has no PyTorch 2.13 image: modak names the recipe to build and runs the program bare
+    script = write_job(directory, None, {"job.application.executable": "%s mnist_cnn.py" % torch_python(),
+                                         "job.job_options.partition": cluster.partition})
+    text = open(script).read()
+    assert "image: none (bare run)" in text
+    state, output = submit_and_wait(cluster, script)
+    assert_two_nodes_agree(state, output)
