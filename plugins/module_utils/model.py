@@ -38,6 +38,14 @@ class JobOptions:
     export_vars: Optional[str] = None
     nodelist: Optional[str] = None
     extra_directives: Tuple[str, ...] = ()
+    placement: Optional[str] = None           # PBS Pro place=: pack | scatter | free
+    mem_per_gpu_mb: Optional[int] = None
+    mem_whole_node: bool = False              # Slurm --mem=0
+    scratch_mb: Optional[int] = None          # node-local scratch per node
+    scratch_resource: Optional[str] = None    # the site's resource name for it (PBS Pro, Grid Engine)
+    gpu_resource: Optional[str] = None        # the site's GPU resource (Grid Engine)
+    gpu_type_resource: Optional[str] = None   # the site's GPU model resource (PBS Pro)
+    parallel_environment: Optional[str] = None  # Grid Engine -pe NAME
 
 
 @dataclass(frozen=True)
@@ -180,12 +188,14 @@ class Settings:
     notes: Tuple[str, ...] = ()
     extra_args: Tuple[str, ...] = ()  # program arguments chosen by the performance model
     tasks: Optional[int] = None  # the job's total tasks (core_count, raised to the ranks the launcher starts)
+    nodes_fixed: bool = True     # False: no node count was asked for; the scheduler spreads the tasks
 
     def as_dict(self):
         return {"nodes": self.nodes, "tasks_per_node": self.tasks_per_node, "ranks": self.ranks,
                 "threads": self.threads, "cpus_per_task": self.cpus_per_task, "launcher": self.launcher,
                 "env": dict(self.env), "gpus": self.gpus, "gpu_vendor": self.gpu_vendor,
-                "container_engine": self.engine, "args": list(self.extra_args), "tasks": self.tasks}
+                "container_engine": self.engine, "args": list(self.extra_args), "tasks": self.tasks,
+                "nodes_fixed": self.nodes_fixed}
 
 
 @dataclass(frozen=True)

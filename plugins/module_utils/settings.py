@@ -57,11 +57,27 @@ def plan(req, choice, advice=None):
     elif app.minimal_efficiency:
         notes.append("minimal_efficiency %s not applied: the image has no scaling model" % app.minimal_efficiency)
 
+    launcher = app.launcher
+    if launcher == "auto":
+        launcher = registry.get(req.target.scheduler).default_launcher if _is_mpi(req, ranks) else "none"
+    tasks, tpn = options.tasks, options.tasks_per_node
+    # a launcher starts the tasks the job allocates: without mpi_ranks, as many as core_count (or nodes x tasks)
+    allocated = tasks or (tpn * (options.nodes or 1) if tpn else None)
+    if launcher != "none" and ranks == 1 and allocated and allocated > 1:
+        ranks = allocated
+        notes.append("mpi_ranks not given: the launcher starts the %d tasks the job allocates" % ranks)
+    if launcher == "none" and ranks > 1:
+        notes.append("launcher 'none' with %d ranks: the program must start its own processes" % ranks)
+
+    # no node count: the scheduler spreads the tasks over as many nodes as it needs (Slurm --ntasks), never
+    # pinned to one node; ``nodes`` is then the fewest nodes the tasks can fit (schedulers that count per node)
+    nodes_fixed = options.nodes is not None
     nodes = options.nodes
-    tpn = options.tasks_per_node
     if nodes is None:
-        nodes = int(math.ceil(ranks / float(tpn))) if tpn else 1
-    if ranks > 1 and (tpn is None or nodes * tpn < ranks):
+        nodes = int(math.ceil(max(ranks, tasks or 1) / float(tpn))) if tpn else 1
+        if ranks > 1 and not tasks:
+            tasks = ranks
+    elif ranks > 1 and not tasks and (tpn is None or nodes * tpn < ranks):
         new_tpn = int(math.ceil(ranks / float(nodes)))
         if tpn is not None:
             notes.append("%d ranks do not fit on %d node(s) x %d task(s): tasks per node raised to %d"
@@ -69,12 +85,6 @@ def plan(req, choice, advice=None):
         tpn = new_tpn
     cpus_per_task = options.cpus_per_task or threads
 
-    launcher = app.launcher
-    if launcher == "auto":
-        launcher = registry.get(req.target.scheduler).default_launcher if _is_mpi(req, ranks) else "none"
-    if launcher == "none" and ranks > 1:
-        notes.append("launcher 'none' with %d ranks: the program must start its own processes" % ranks)
-    tasks = options.tasks
     if tasks and launcher != "none" and ranks > tasks:
         notes.append("core_count %d raised to the %d ranks the launcher starts: a job step cannot start more "
                      "tasks than the job has (make mpi_ranks and core_count agree)" % (tasks, ranks))
@@ -105,4 +115,4 @@ def plan(req, choice, advice=None):
     return Settings(nodes=nodes, tasks_per_node=tpn, ranks=ranks, threads=threads, launcher=launcher,
                     env=tuple(env), cpus_per_task=cpus_per_task, gpus=gpus, gpu_vendor=vendor,
                     engine=req.target.engine, notes=tuple(notes),
-                    extra_args=tuple(advice["args"]) if advice else (), tasks=tasks)
+                    extra_args=tuple(advice["args"]) if advice else (), tasks=tasks, nodes_fixed=nodes_fixed)

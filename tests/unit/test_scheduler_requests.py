@@ -58,7 +58,9 @@ def test_opt_fills_its_one_field():
 
 CORE_COUNT = [
     # (job_options, slurm lines, torque nodes, pbspro select)
-    ({"core_count": 40}, ["--nodes=1", "--ntasks=40"], "nodes=1:ppn=40", "select=1:ncpus=40:mpiprocs=40"),
+    # no node count: Slurm spreads the 40 tasks (no --nodes=1 pinning, as the centres write it); PBS Pro gets one
+    # chunk per task, which it places itself; Torque counts per node and keeps the fewest nodes
+    ({"core_count": 40}, ["--ntasks=40"], "nodes=1:ppn=40", "select=40:ncpus=1:mpiprocs=1"),
     ({"core_count": 40, "node_count": 2}, ["--nodes=2", "--ntasks=40"], "nodes=2:ppn=20",
      "select=2:ncpus=20:mpiprocs=20"),
     ({"core_count": 41, "node_count": 2}, ["--nodes=2", "--ntasks=41"], "nodes=1:ppn=21+1:ppn=20",
@@ -74,6 +76,7 @@ CORE_COUNT = [
 def test_core_count_is_the_total_number_of_tasks(options, slurm, torque, pbspro, catalog):
     lines, result = directives(doc_for("slurm", **options), catalog)
     assert set("#SBATCH " + line for line in slurm) <= set(lines)
+    assert ("node_count" in options) == any(line.startswith("#SBATCH --nodes=") for line in lines)
     lines, result = directives(doc_for("torque", **options), catalog)
     assert "#PBS -l %s" % torque in lines
     assert not any("covered" in w for w in result.warnings)
