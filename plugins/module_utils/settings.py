@@ -61,11 +61,12 @@ def plan(req, choice, advice=None):
     if launcher == "auto":
         launcher = registry.get(req.target.scheduler).default_launcher if _is_mpi(req, ranks) else "none"
     tasks, tpn = options.tasks, options.tasks_per_node
-    # a launcher starts the tasks the job allocates: without mpi_ranks, as many as core_count (or nodes x tasks)
-    allocated = tasks or (tpn * (options.nodes or 1) if tpn else None)
-    if launcher != "none" and ranks == 1 and allocated and allocated > 1:
+    # a launcher starts the tasks the job allocates: as many as core_count (or node_count x process_count_per_node)
+    allocated = tasks or ((tpn or 1) * options.nodes if options.nodes else (tpn if tpn and ranks == 1 else None))
+    if launcher != "none" and allocated and ranks < allocated:
+        notes.append("%s: the launcher starts the %d tasks the job allocates"
+                     % ("mpi_ranks not given" if ranks == 1 else "mpi_ranks %d raised" % ranks, allocated))
         ranks = allocated
-        notes.append("mpi_ranks not given: the launcher starts the %d tasks the job allocates" % ranks)
     if launcher == "none" and ranks > 1:
         notes.append("launcher 'none' with %d ranks: the program must start its own processes" % ranks)
 
@@ -77,12 +78,15 @@ def plan(req, choice, advice=None):
         nodes = int(math.ceil(max(ranks, tasks or 1) / float(tpn))) if tpn else 1
         if ranks > 1 and not tasks:
             tasks = ranks
-    elif ranks > 1 and not tasks and (tpn is None or nodes * tpn < ranks):
-        new_tpn = int(math.ceil(ranks / float(nodes)))
-        if tpn is not None:
-            notes.append("%d ranks do not fit on %d node(s) x %d task(s): tasks per node raised to %d"
-                         % (ranks, nodes, tpn, new_tpn))
-        tpn = new_tpn
+    elif ranks > 1 and not tasks:
+        if tpn is None or nodes * tpn < ranks:
+            new_tpn = int(math.ceil(ranks / float(nodes)))
+            if tpn is not None:
+                notes.append("%d ranks do not fit on %d node(s) x %d task(s): tasks per node raised to %d"
+                             % (ranks, nodes, tpn, new_tpn))
+            tpn = new_tpn
+        if nodes * tpn != ranks:
+            tasks = ranks       # uneven: exactly the ranks, at most tpn per node
     cpus_per_task = options.cpus_per_task or threads
 
     if tasks and launcher != "none" and ranks > tasks:

@@ -39,9 +39,10 @@ def path(name):
 
 
 def slots(settings, tasks=None):
-    """Slots of the job: every task's CPUs; core_count (all tasks) when it asks for more than nodes x tasks."""
-    count = settings.nodes * (settings.tasks_per_node or 1) * settings.cpus_per_task
-    return max(count, tasks * settings.cpus_per_task) if tasks else count
+    """Slots of the job: every task's CPUs; the tasks are core_count (all of them, as Slurm's --ntasks) when given."""
+    if tasks:
+        return tasks * settings.cpus_per_task
+    return settings.nodes * (settings.tasks_per_node or 1) * settings.cpus_per_task
 
 
 def one_host(settings):
