@@ -193,9 +193,6 @@ def gridengine_facts(text):
                     found["scratch_mb"] = megabytes(val)
                 elif key in ("gpu", "gpus"):
                     found["gpus"] = int(val)
-        elif name == "pe":
-            pe_name, _sep, count = value.partition(" ")
-            found["parallel_environment"] = pe_name
         elif name == "q":
             found["partition"] = value
         elif name == "t":

@@ -48,7 +48,8 @@ def figures_table(catalog):
     table, total = centres.figures(lambda entry: modak_script(entry, catalog))
     lines = ["| centre | scripts | facts compared | facts that match | share |", "| --- | --- | --- | --- | --- |"]
     for centre, scripts, compared, matched in table + [total]:
-        lines.append("| %s | %d | %d | %d | %.0f %% |" % (centre, scripts, compared, matched, 100.0 * matched / compared))
+        lines.append("| %s | %d | %d | %d | %.0f %% |"
+                     % (centre, scripts, compared, matched, 100.0 * matched / compared))
     return "\n".join(lines), total
 
 

@@ -57,7 +57,8 @@ class Torque(PbsFamily):
                                    ("memory_per_gpu", options.mem_per_gpu_mb, "memory per GPU"),
                                    ("memory_whole_node", options.mem_whole_node, "'all the memory of the node'"),
                                    ("local_scratch", options.scratch_mb, "node-local scratch portably"),
-                                   ("placement", options.placement if options.placement != "free" else None, "a placement")):
+                                   ("placement", options.placement if options.placement != "free" else None,
+                                    "a placement")):
             if value:
                 cannot(problems, field, "Torque", what, value, "leave it out, or use the site's resource in "
                        "extra_directives")

@@ -43,8 +43,9 @@ CASES = [pytest.param(e, id=e["name"], marks=() if fits(e) else pytest.mark.skip
 
 
 def mapped(text):
-    """The script with its site-only bits mapped to the test cluster."""
-    out = []
+    """The script with its site-only bits mapped to the test cluster (and the '#!' line sbatch needs, which one of
+    CSC's published examples lacks)."""
+    out = [] if text.startswith("#!") else ["#!/bin/bash"]
     for line in text.splitlines():
         if SITE_ONLY.match(line) or UNHELD.match(line):
             continue
