@@ -205,3 +205,31 @@ def test_no_output_file_named_means_the_schedulers_unique_names(scheduler, array
     text = pipeline.optimise(doc_for(scheduler, **options), catalog).script.text
     assert all(p in text for p in present), text
     assert not any(a in text for a in absent), text
+
+
+# ---------------------------------------------------------------- issue 18: memory requests and site resources
+
+@pytest.mark.parametrize("fields,path", [
+    ({"memory_limit": "4G", "memory_whole_node": True}, "memory_whole_node"),
+    ({"minimum_memory_per_processor": "1G", "memory_per_gpu": "8G"}, "memory_per_gpu"),
+    ({"memory_per_gpu": "8G", "request_gpus": 0}, "memory_per_gpu"),
+    ({"placement": "spread"}, "placement"),
+    ({"local_scratch_resource": "tmp fs"}, "local_scratch_resource"),
+])
+def test_memory_requests_exclude_each_other_and_site_names_are_plain(fields, path, catalog):
+    with pytest.raises(DslInvalid) as caught:
+        pipeline.optimise(doc_for("slurm", **fields), catalog)
+    assert "job.job_options." + path in [p.path for p in caught.value.problems]
+
+
+def test_whole_node_memory_alone_is_accepted(catalog):
+    lines, _result = directives(doc_for("slurm", node_count=2, memory_whole_node=True), catalog)
+    assert "#SBATCH --mem=0" in lines and not any(line.startswith("#SBATCH --mem=0M") for line in lines)
+
+
+def test_mpi_ranks_fewer_than_core_count_are_raised_and_said(catalog):
+    doc = doc_for("slurm", core_count=8)
+    doc["job"]["application"]["mpi_ranks"] = 4
+    result = pipeline.optimise(doc, catalog)
+    assert result.settings.ranks == 8 and "srun --ntasks=8" in result.script.text
+    assert any("mpi_ranks 4 raised" in note for note in result.explanation)
