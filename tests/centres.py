@@ -33,6 +33,12 @@ def scheduler_of(entry):
     return entry.get("scheduler", "slurm")
 
 
+def source_url(entry):
+    """Where the centre publishes the script: the file at the commit read."""
+    source = MANIFEST["sources"][entry["source"]]
+    return "https://github.com/%(repo)s/blob/%(commit)s/%(path)s" % source
+
+
 def path(entry):
     return os.path.join(FOLDER, entry["name"] + EXTENSIONS[scheduler_of(entry)])
 

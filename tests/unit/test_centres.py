@@ -26,7 +26,9 @@ def test_the_corpus_has_twenty_scripts_or_more_of_several_centres_and_schedulers
     assert set(centres.scheduler_of(e) for e in centres.SCRIPTS) == {"slurm", "pbspro", "gridengine"}
     for entry in centres.SCRIPTS:
         assert os.path.exists(centres.path(entry)), entry["name"]
-        assert centres.MANIFEST["sources"][entry["source"]].startswith("https://github.com/")
+        source = centres.MANIFEST["sources"][entry["source"]]
+        assert set(source) == {"repo", "commit", "path"} and len(source["commit"]) == 40
+        assert centres.source_url(entry).startswith("https://github.com/%s/blob/" % source["repo"])
 
 
 @pytest.mark.parametrize("entry", centres.SCRIPTS, ids=IDS)
