@@ -37,9 +37,8 @@ def fits(entry):
 
 
 SLURM = [e for e in centres.SCRIPTS if centres.scheduler_of(e) == "slurm"]
-CASES = [pytest.param(e, id=e["name"], marks=() if fits(e) else pytest.mark.skip(reason="larger than the test "
-                                                                                   "cluster (unit tier only)"))
-         for e in SLURM]
+TOO_LARGE = pytest.mark.skip(reason="larger than the test cluster (unit tier only)")
+CASES = [pytest.param(e, id=e["name"], marks=() if fits(e) else TOO_LARGE) for e in SLURM]
 
 
 def mapped(text):
