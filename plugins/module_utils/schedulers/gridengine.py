@@ -65,7 +65,7 @@ def memory(options, settings, problems):
     if options.mem_per_cpu_mb:
         return "-l h_vmem=%dM" % options.mem_per_cpu_mb
     if options.mem_mb:
-        if not one_host(settings) and not (settings.nodes_fixed or settings.tasks_per_node):
+        if not (settings.nodes_fixed or settings.tasks_per_node) and (settings.tasks or 1) > 1:
             cannot(problems, "memory_limit", "Grid Engine without node_count", "memory per node (its memory is per "
                    "slot and the slots per host are not known)", options.mem_mb,
                    "give minimum_memory_per_processor, or node_count and process_count_per_node")
