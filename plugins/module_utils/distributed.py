@@ -156,7 +156,7 @@ def plan(req, settings):
     env = tuple((k, v) for k, v in settings.env if k != BACKEND_VAR) + ((BACKEND_VAR, dist.backend),)
     notes = list(settings.notes) + ["distributed training: %d node(s) x %d rank(s) = %d, %s, backend %s"
                                     % (nodes, ppn, dist.world_size, _describe(launch), dist.backend)]
-    common = dict(nodes=nodes, tasks=None, env=env, notes=tuple(notes), distributed=dist,
+    common = dict(nodes=nodes, nodes_fixed=True, tasks=None, env=env, notes=tuple(notes), distributed=dist,
                   pmi=None)   # no MPI: srun starts the ranks without a PMI plugin
     if launch == "srun":
         return dataclasses.replace(settings, tasks_per_node=ppn, ranks=dist.world_size, launcher="srun",

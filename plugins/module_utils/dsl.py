@@ -44,6 +44,8 @@ SLURM_EVENTS = ("NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "INVALID_DEPEN
                 "TIME_LIMIT", "TIME_LIMIT_90", "TIME_LIMIT_80", "TIME_LIMIT_50", "ARRAY_TASKS")
 PBS_LETTERS = {"a": "FAIL", "b": "BEGIN", "e": "END", "n": "NONE"}
 SCHEDULER_ALIASES = schema.scheduler_registry.ALIASES
+# memory requests that exclude each other: per node, per CPU, per GPU, the whole node
+MEMORY_FIELDS = ("memory_limit", "minimum_memory_per_processor", "memory_per_gpu", "memory_whole_node")
 _MEM_UNITS = {"": 1.0, "k": 1.0 / 1024, "m": 1.0, "g": 1024.0, "t": 1024.0 * 1024}
 
 
@@ -323,10 +325,14 @@ def _semantic_problems(doc):
     if len(kinds) > 1:
         out.append(DslProblem("job.target.queue_type", "differs from job_scheduler_type; both name the scheduler",
                               target["queue_type"], "give only job_scheduler_type"))
-    if opts.get("memory_limit") is not None and opts.get("minimum_memory_per_processor") is not None:
-        out.append(DslProblem(base + ".minimum_memory_per_processor",
-                              "cannot be combined with memory_limit (schedulers take one or the other)",
-                              hint="keep memory_limit (per node) or minimum_memory_per_processor (per CPU)"))
+    memory = [key for key in MEMORY_FIELDS if opts.get(key) not in (None, False, "false", "False")]
+    for key in memory[1:]:
+        out.append(DslProblem(base + "." + key, "cannot be combined with %s (schedulers take one memory request: "
+                              "Slurm's --mem, --mem-per-cpu and --mem-per-gpu exclude each other)" % memory[0],
+                              hint="keep one of %s" % ", ".join(memory)))
+    if opts.get("memory_per_gpu") is not None and opts.get("request_gpus") == 0:
+        out.append(DslProblem(base + ".memory_per_gpu", "asks memory per GPU of a job without GPUs (request_gpus 0)",
+                              hint="ask for GPUs, or use memory_limit"))
 
     words = {}
     for key in ("executable", "arguments"):
@@ -482,6 +488,14 @@ def _job_options(raw, notes):
         export_vars=raw.get("copy_environment_variable"),
         nodelist=raw.get("request_specific_nodes"),
         extra_directives=tuple(raw.get("extra_directives") or ()),
+        placement=raw.get("placement"),
+        mem_per_gpu_mb=memory_mb(raw["memory_per_gpu"]) if raw.get("memory_per_gpu") is not None else None,
+        mem_whole_node=raw.get("memory_whole_node") in (True, "true", "True"),
+        scratch_mb=memory_mb(raw["local_scratch"]) if raw.get("local_scratch") is not None else None,
+        scratch_resource=raw.get("local_scratch_resource"),
+        gpu_resource=raw.get("gpu_resource"),
+        gpu_type_resource=raw.get("gpu_type_resource"),
+        parallel_environment=raw.get("parallel_environment"),
     )
 
 

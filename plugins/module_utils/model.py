@@ -38,6 +38,14 @@ class JobOptions:
     export_vars: Optional[str] = None
     nodelist: Optional[str] = None
     extra_directives: Tuple[str, ...] = ()
+    placement: Optional[str] = None           # PBS Pro place=: pack | scatter | free
+    mem_per_gpu_mb: Optional[int] = None
+    mem_whole_node: bool = False              # Slurm --mem=0
+    scratch_mb: Optional[int] = None          # node-local scratch per node
+    scratch_resource: Optional[str] = None    # the site's resource name for it (PBS Pro, Grid Engine)
+    gpu_resource: Optional[str] = None        # the site's GPU resource (Grid Engine)
+    gpu_type_resource: Optional[str] = None   # the site's GPU model resource (PBS Pro)
+    parallel_environment: Optional[str] = None  # Grid Engine -pe NAME
 
 
 @dataclass(frozen=True)
@@ -210,6 +218,7 @@ class Settings:
     pmi: Optional[str] = None  # srun's --mpi= plugin; None: no --mpi=, the site's MpiDefault decides
     warnings: Tuple[str, ...] = ()  # choices the request leaves to the site that may not be what was meant
     distributed: Optional[DistributedPlan] = None  # data-parallel training: its launch and ranks
+    nodes_fixed: bool = True     # False: no node count was asked for; the scheduler spreads the tasks
 
     def as_dict(self):
         return {"nodes": self.nodes, "tasks_per_node": self.tasks_per_node, "ranks": self.ranks,
@@ -220,7 +229,8 @@ class Settings:
                 "distributed": ({"launch": self.distributed.launch, "backend": self.distributed.backend,
                                  "nodes": self.distributed.nodes,
                                  "processes_per_node": self.distributed.processes_per_node,
-                                 "world_size": self.distributed.world_size} if self.distributed else None)}
+                                 "world_size": self.distributed.world_size} if self.distributed else None),
+                "nodes_fixed": self.nodes_fixed}
 
 
 @dataclass(frozen=True)

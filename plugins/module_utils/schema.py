@@ -58,6 +58,8 @@ IMAGE_REF = (r"^((docker|library|oras|shub|docker-archive|oci-archive|docker-dae
              r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|[A-Za-z0-9_./+-]{1,255}\.sif"
              # the original's forms: a bare 'repo/name:tag' or 'name' (read as docker://...), or '' (no container)
              r"|[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|)$")
+RESOURCE = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"   # a site's resource name (PBS Pro, Grid Engine)
+PLACEMENTS = ("pack", "scatter", "free")
 ABS_PATH = r"^/[A-Za-z0-9_.@+/-]{0,1023}$"
 HOST = r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9])?$"
 BIND = r"^/[A-Za-z0-9_.@+/-]{0,1023}(:/[A-Za-z0-9_.@+/-]{0,1023}(:(ro|rw))?)?$"
@@ -138,7 +140,7 @@ JOB_OPTIONS = _obj({
     "job_name": _s(JOB_NAME, "Job name; also names the script file. Letters, digits, '_', '.', '-'.", default="job"),
     "queue": _s(NAME, "Queue (PBS) or partition (Slurm)."),
     "partition": _s(NAME, "Partition; used as the queue when no queue is given."),
-    "architecture_constraint": _s(CONSTRAINT, "Node feature constraint (Slurm --constraint)."),
+    "architecture_constraint": _s(CONSTRAINT, "Node feature constraint (Slurm --constraint; Torque node properties)."),
     "wall_time_limit": {"type": ["string", "integer"], "pattern": WALLTIME, "minimum": 1,
                         "description": "Wall time: seconds, 'H:MM:SS', 'D-HH:MM:SS' or ISO 8601 'P1DT2H'."},
     "node_count": _int("Number of nodes."),
@@ -161,6 +163,21 @@ JOB_OPTIONS = _obj({
                        "description": "Dependencies such as 'afterok:123' or a list of them."},
     "defer_job": _s(DEFER, "Earliest start: 'YYYY-MM-DD' or 'YYYY-MM-DDTHH:MM[:SS]'."),
     "node_exclusive": _bool("Request whole nodes for this job."),
+    "placement": _enum(PLACEMENTS, "How the nodes' tasks are placed: PBS Pro place=pack|scatter|free (with "
+                                   "node_exclusive ':excl'); without it PBS Pro places as the site's default."),
+    "memory_per_gpu": {"type": ["string", "integer"], "pattern": MEMORY, "minimum": 1,
+                       "description": "Memory per GPU: MiB as an integer, or '32G' (Slurm --mem-per-gpu; PBS Pro: "
+                                      "times the GPUs of each node)."},
+    "memory_whole_node": _bool("All the memory of each node (Slurm --mem=0)."),
+    "local_scratch": {"type": ["string", "integer"], "pattern": MEMORY, "minimum": 1,
+                      "description": "Node-local scratch disk per node: MiB as an integer, or '100G' (Slurm --tmp; "
+                                     "PBS Pro and Grid Engine: the site resource local_scratch_resource)."},
+    "local_scratch_resource": _s(RESOURCE, "The site's resource for node-local scratch on PBS Pro (a chunk resource) "
+                                           "and Grid Engine (-l NAME=size), e.g. tmpfs at UCL."),
+    "gpu_resource": _s(RESOURCE, "The site's GPU resource on Grid Engine (-l NAME=N); default gpu."),
+    "gpu_type_resource": _s(RESOURCE, "The site's chunk resource for the GPU model on PBS Pro (NAME=gpu_type); "
+                                      "default gpu_type."),
+    "parallel_environment": _s(NAME, "Grid Engine parallel environment; default smp on one node, mpi over several."),
     "standard_output_file": _s(OUTPUT_FILE, "Standard output file, relative to the job's working directory, no '..' "
                                             "(scheduler patterns such as %j allowed). Default: the scheduler's "
                                             "naming, unique per job (Slurm <name>-%j.out, <name>-%A_%a.out for "

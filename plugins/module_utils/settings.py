@@ -91,26 +91,40 @@ def plan(req, choice, advice=None):
     elif app.minimal_efficiency:
         notes.append("minimal_efficiency %s not applied: the image has no scaling model" % app.minimal_efficiency)
 
-    nodes = options.nodes
-    tpn = options.tasks_per_node
-    if nodes is None:
-        nodes = int(math.ceil(ranks / float(tpn))) if tpn else 1
-    if ranks > 1 and (tpn is None or nodes * tpn < ranks):
-        new_tpn = int(math.ceil(ranks / float(nodes)))
-        if tpn is not None:
-            notes.append("%d ranks do not fit on %d node(s) x %d task(s): tasks per node raised to %d"
-                         % (ranks, nodes, tpn, new_tpn))
-        tpn = new_tpn
-    cpus_per_task = options.cpus_per_task or threads
-
     launcher = app.launcher
     if launcher == "auto":
         launcher = registry.get(req.target.scheduler).default_launcher if _is_mpi(req, ranks) else "none"
+    tasks, tpn = options.tasks, options.tasks_per_node
+    # a launcher starts the tasks the job allocates: as many as core_count (or node_count x process_count_per_node)
+    allocated = tasks or ((tpn or 1) * options.nodes if options.nodes else (tpn if tpn and ranks == 1 else None))
+    if launcher != "none" and allocated and ranks < allocated:
+        notes.append("%s: the launcher starts the %d tasks the job allocates"
+                     % ("mpi_ranks not given" if ranks == 1 else "mpi_ranks %d raised" % ranks, allocated))
+        ranks = allocated
     library, pmi, mpi_notes, mpi_warnings = pmi_plan(req, choice, launcher, _is_mpi(req, ranks))
     notes.extend(mpi_notes)
     if launcher == "none" and ranks > 1:
         notes.append("launcher 'none' with %d ranks: the program must start its own processes" % ranks)
-    tasks = options.tasks
+
+    # no node count: the scheduler spreads the tasks over as many nodes as it needs (Slurm --ntasks), never
+    # pinned to one node; ``nodes`` is then the fewest nodes the tasks can fit (schedulers that count per node)
+    nodes_fixed = options.nodes is not None
+    nodes = options.nodes
+    if nodes is None:
+        nodes = int(math.ceil(max(ranks, tasks or 1) / float(tpn))) if tpn else 1
+        if ranks > 1 and not tasks:
+            tasks = ranks
+    elif ranks > 1 and not tasks:
+        if tpn is None or nodes * tpn < ranks:
+            new_tpn = int(math.ceil(ranks / float(nodes)))
+            if tpn is not None:
+                notes.append("%d ranks do not fit on %d node(s) x %d task(s): tasks per node raised to %d"
+                             % (ranks, nodes, tpn, new_tpn))
+            tpn = new_tpn
+        if nodes * tpn != ranks:
+            tasks = ranks       # uneven: exactly the ranks, at most tpn per node
+    cpus_per_task = options.cpus_per_task or threads
+
     if tasks and launcher != "none" and ranks > tasks:
         notes.append("core_count %d raised to the %d ranks the launcher starts: a job step cannot start more "
                      "tasks than the job has (make mpi_ranks and core_count agree)" % (tasks, ranks))
@@ -142,7 +156,7 @@ def plan(req, choice, advice=None):
                    env=tuple(env), cpus_per_task=cpus_per_task, gpus=gpus, gpu_vendor=vendor,
                    engine=req.target.engine, notes=tuple(notes),
                    extra_args=tuple(advice["args"]) if advice else (), tasks=tasks, mpi_library=library, pmi=pmi,
-                   warnings=tuple(mpi_warnings))
+                   warnings=tuple(mpi_warnings), nodes_fixed=nodes_fixed)
     if opt is not None and opt.distributed is not None:
         return distributed.plan(req, run)   # data-parallel training: its own ranks and allocation
     return run

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from fake_runner import FakeRunner
 
-from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.model import JobOptions, Settings
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import gridengine, registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import digest
@@ -23,15 +25,25 @@ MINIMAL_SETTINGS = Settings(nodes=1, tasks_per_node=None, ranks=1, threads=1, la
 
 
 def test_full_directive_set():
-    lines, warnings = registry.get("gridengine").preamble(FULL, FULL_SETTINGS)
+    """What Grid Engine can express of the full job: GPUs on one node, the site's GPU resource."""
+    options = dataclasses.replace(FULL, nodes=1, qos=None, constraint=None, gpu_type=None, exclusive=False,
+                                  dependency=("afterany:11", "afterany:12"), gpu_resource="gpus")
+    settings = dataclasses.replace(FULL_SETTINGS, nodes=1)
+    lines, warnings = registry.get("gridengine").preamble(options, settings)
     assert lines == [
-        "#$ -N full", "#$ -S /bin/bash", "#$ -cwd", "#$ -pe mpi 64", "#$ -l h_rt=30:00:00", "#$ -l h_vmem=2048M",
-        "#$ -q gpu", "#$ -A proj", "#$ -t 1-15", "#$ -tc 4", "#$ -hold_jid 11,12", "#$ -a 202612010830.00",
-        "#$ -m abe", "#$ -M me@example.org", "#$ -V", "#$ -v A,B=1", "#$ -o full-$JOB_ID.out",
-        "#$ -e full-$JOB_ID.err", "#$ -l scratch=10G"]
-    text = " ".join(warnings)
-    for word in ("qos", "architecture_constraint", "gpus", "exclusive", "afterok:11"):
-        assert word in text
+        "#$ -N full", "#$ -S /bin/bash", "#$ -cwd", "#$ -pe smp 32", "#$ -l h_rt=30:00:00", "#$ -l h_vmem=2048M",
+        "#$ -l gpus=4", "#$ -q gpu", "#$ -A proj", "#$ -t 1-15", "#$ -tc 4", "#$ -hold_jid 11,12",
+        "#$ -a 202612010830.00", "#$ -m abe", "#$ -M me@example.org", "#$ -V", "#$ -v A,B=1",
+        "#$ -o full-$JOB_ID.out", "#$ -e full-$JOB_ID.err", "#$ -l scratch=10G"]
+    assert warnings == []
+
+
+def test_what_grid_engine_cannot_express_is_refused():
+    """Once left out with a warning (GPUs too); now each field is refused with its DSL path."""
+    with pytest.raises(DslInvalid) as caught:
+        registry.get("gridengine").preamble(FULL, FULL_SETTINGS)
+    assert sorted(p.path.rsplit(".", 1)[1] for p in caught.value.problems) == [
+        "architecture_constraint", "gpu_type", "job_dependency", "node_exclusive", "qos", "request_gpus"]
 
 
 def test_minimal_directive_set():
@@ -47,19 +59,37 @@ def test_minimal_directive_set():
      ["-pe smp 3", "-l h_vmem=334M"]),
     (JobOptions(array="3"), MINIMAL_SETTINGS, ["-t 3"]),
     (JobOptions(array="1-9:2"), MINIMAL_SETTINGS, ["-t 1-9:2"]),
-    (JobOptions(array="0-3"), MINIMAL_SETTINGS, []),              # task ids start at 1: left out, with a warning
-    (JobOptions(array="1,3,5"), MINIMAL_SETTINGS, []),
+    (JobOptions(array="0-3"), MINIMAL_SETTINGS, "job_array"),     # task ids start at 1: refused
+    (JobOptions(array="1,3,5"), MINIMAL_SETTINGS, "job_array"),
     (JobOptions(dependency=("afterany:7:8+5",)), MINIMAL_SETTINGS, ["-hold_jid 7,8"]),
-    (JobOptions(dependency=("singleton",)), MINIMAL_SETTINGS, []),
+    (JobOptions(dependency=("singleton",)), MINIMAL_SETTINGS, "job_dependency"),
     (JobOptions(stdout="o-%x-%A_%a.txt"), MINIMAL_SETTINGS, ["-o o-$JOB_NAME-$JOB_ID_$TASK_ID.txt"]),
+    (JobOptions(), Settings(nodes=1, tasks_per_node=None, ranks=8, threads=1, launcher="mpirun", env=(), tasks=8,
+                            nodes_fixed=False), ["-pe mpi 8"]),          # MPI without a node count: over hosts
+    (JobOptions(), Settings(nodes=1, tasks_per_node=None, ranks=1, threads=4, launcher="none", env=(),
+                            cpus_per_task=4, nodes_fixed=False), ["-pe smp 4"]),   # threads: one host
+    (JobOptions(parallel_environment="mpi_rr"),
+     Settings(nodes=1, tasks_per_node=None, ranks=8, threads=1, launcher="mpirun", env=(), tasks=8), ["-pe mpi_rr 8"]),
+    (JobOptions(gpus_per_node=2), dataclasses.replace(MINIMAL_SETTINGS, gpus=2), ["-l gpu=2"]),
+    (JobOptions(scratch_mb=15360, scratch_resource="tmpfs"), MINIMAL_SETTINGS, ["-l tmpfs=15360M"]),
+    (JobOptions(scratch_mb=15360), MINIMAL_SETTINGS, "local_scratch"),
+    (JobOptions(mem_mb=4096), Settings(nodes=1, tasks_per_node=None, ranks=8, threads=1, launcher="mpirun", env=(),
+                                       tasks=8, nodes_fixed=False), "memory_limit"),
+    (JobOptions(mem_whole_node=True), MINIMAL_SETTINGS, "memory_whole_node"),
+    (JobOptions(placement="scatter"), MINIMAL_SETTINGS, "placement"),
 ], ids=["mem-per-cpu", "mem-per-node", "array-one", "array-step", "array-zero", "array-list", "hold", "singleton",
-        "output-patterns"])
+        "output-patterns", "mpi-spread", "threads-one-host", "pe-named", "gpus", "scratch", "scratch-no-resource",
+        "mem-per-node-spread", "mem-whole-node", "placement"])
 def test_directive_table(options, settings, want):
-    lines, warnings = gridengine.GridEngine().directives(options, settings)
+    """Each directive, or the field refused with its path (a string)."""
+    if isinstance(want, str):
+        with pytest.raises(DslInvalid) as caught:
+            gridengine.GridEngine().directives(options, settings)
+        assert [p.path for p in caught.value.problems] == ["job.job_options." + want]
+        return
+    lines, _warnings = gridengine.GridEngine().directives(options, settings)
     base = {"-N job", "-S /bin/bash", "-cwd", "-o job.out", "-j y"}
     assert [line for line in lines if line not in base] == want
-    if options.array and not want or "singleton" in options.dependency:
-        assert warnings
 
 
 S = "/w/job.sge"

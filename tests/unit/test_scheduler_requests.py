@@ -58,7 +58,9 @@ def test_opt_fills_its_one_field():
 
 CORE_COUNT = [
     # (job_options, slurm lines, torque nodes, pbspro select)
-    ({"core_count": 40}, ["--nodes=1", "--ntasks=40"], "nodes=1:ppn=40", "select=1:ncpus=40:mpiprocs=40"),
+    # no node count: Slurm spreads the 40 tasks (no --nodes=1 pinning, as the centres write it); PBS Pro gets one
+    # chunk per task, which it places itself; Torque counts per node and keeps the fewest nodes
+    ({"core_count": 40}, ["--ntasks=40"], "nodes=1:ppn=40", "select=40:ncpus=1:mpiprocs=1"),
     ({"core_count": 40, "node_count": 2}, ["--nodes=2", "--ntasks=40"], "nodes=2:ppn=20",
      "select=2:ncpus=20:mpiprocs=20"),
     ({"core_count": 41, "node_count": 2}, ["--nodes=2", "--ntasks=41"], "nodes=1:ppn=21+1:ppn=20",
@@ -74,6 +76,7 @@ CORE_COUNT = [
 def test_core_count_is_the_total_number_of_tasks(options, slurm, torque, pbspro, catalog):
     lines, result = directives(doc_for("slurm", **options), catalog)
     assert set("#SBATCH " + line for line in slurm) <= set(lines)
+    assert ("node_count" in options) == any(line.startswith("#SBATCH --nodes=") for line in lines)
     lines, result = directives(doc_for("torque", **options), catalog)
     assert "#PBS -l %s" % torque in lines
     assert not any("covered" in w for w in result.warnings)
@@ -202,3 +205,31 @@ def test_no_output_file_named_means_the_schedulers_unique_names(scheduler, array
     text = pipeline.optimise(doc_for(scheduler, **options), catalog).script.text
     assert all(p in text for p in present), text
     assert not any(a in text for a in absent), text
+
+
+# ---------------------------------------------------------------- issue 18: memory requests and site resources
+
+@pytest.mark.parametrize("fields,path", [
+    ({"memory_limit": "4G", "memory_whole_node": True}, "memory_whole_node"),
+    ({"minimum_memory_per_processor": "1G", "memory_per_gpu": "8G"}, "memory_per_gpu"),
+    ({"memory_per_gpu": "8G", "request_gpus": 0}, "memory_per_gpu"),
+    ({"placement": "spread"}, "placement"),
+    ({"local_scratch_resource": "tmp fs"}, "local_scratch_resource"),
+])
+def test_memory_requests_exclude_each_other_and_site_names_are_plain(fields, path, catalog):
+    with pytest.raises(DslInvalid) as caught:
+        pipeline.optimise(doc_for("slurm", **fields), catalog)
+    assert "job.job_options." + path in [p.path for p in caught.value.problems]
+
+
+def test_whole_node_memory_alone_is_accepted(catalog):
+    lines, _result = directives(doc_for("slurm", node_count=2, memory_whole_node=True), catalog)
+    assert "#SBATCH --mem=0" in lines and not any(line.startswith("#SBATCH --mem=0M") for line in lines)
+
+
+def test_mpi_ranks_fewer_than_core_count_are_raised_and_said(catalog):
+    doc = doc_for("slurm", core_count=8)
+    doc["job"]["application"]["mpi_ranks"] = 4
+    result = pipeline.optimise(doc, catalog)
+    assert result.settings.ranks == 8 and "srun --ntasks=8" in result.script.text
+    assert any("mpi_ranks 4 raised" in note for note in result.explanation)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
 
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
 from ansible_collections.sodalite.modak.plugins.module_utils.model import JobOptions, Settings
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import hms, pbs_begin
@@ -16,6 +18,10 @@ FULL = JobOptions(
     array="0-15%4", dependency=("afterok:11", "afterany:12"), begin="2026-12-01T08:30", exclusive=True,
     stdout="full-%j.out", stderr="full-%j.err", mail_events=("BEGIN", "END", "FAIL"),
     mail_user="me@example.org", export_all=True, export_vars="A,B=1", extra_directives=("--reservation=r1",))
+# what PBS Pro can express of FULL: no QOS, node features nor array throttle (those are refused, see below)
+FULL_PBSPRO = dataclasses.replace(FULL, qos=None, constraint=None, array="0-15")
+# Torque has no GPU model (once dropped silently; refused now): its node property names the a100 nodes
+FULL_TORQUE = dataclasses.replace(FULL, gpu_type=None)
 FULL_SETTINGS = Settings(nodes=2, tasks_per_node=4, ranks=8, threads=8, launcher="srun", env=(),
                          cpus_per_task=8, gpus=4, gpu_vendor="nvidia")
 MINIMAL = JobOptions(job_name="min")
@@ -36,8 +42,8 @@ def _expected_slurm_full():
 
 def _expected_pbspro_full():
     return {
-        "#PBS -N full", "#PBS -l select=2:ncpus=32:mpiprocs=4:ompthreads=8:ngpus=4:mem=65536mb",
-        "#PBS -l place=scatter:excl", "#PBS -l walltime=30:00:00", "#PBS -q gpu", "#PBS -A proj",
+        "#PBS -N full", "#PBS -l select=2:ncpus=32:mpiprocs=4:ompthreads=8:ngpus=4:gpu_type=a100:mem=65536mb",
+        "#PBS -l place=excl", "#PBS -l walltime=30:00:00", "#PBS -q gpu", "#PBS -A proj",
         "#PBS -J 0-15", "#PBS -W depend=afterok:11,afterany:12", "#PBS -a 202612010830.00", "#PBS -m abe",
         "#PBS -M me@example.org", "#PBS -V", "#PBS -v A,B=1", "#PBS -o full-%j.out", "#PBS -e full-%j.err",
         "#PBS --reservation=r1",
@@ -59,7 +65,7 @@ def _expected_local_full():
 
 
 def _expected_slurm_minimal():
-    return {"#SBATCH --job-name=min", "#SBATCH --nodes=1", "#SBATCH --output=min-%j.out"}
+    return {"#SBATCH --job-name=min", "#SBATCH --nodes=1", "#SBATCH --output=min-%j.out"}   # Settings says fixed
 
 
 def _expected_pbspro_minimal():
@@ -82,6 +88,8 @@ def scheduler(request):
 @pytest.mark.parametrize("variant,options,settings", [("full", FULL, FULL_SETTINGS),
                                                       ("minimal", MINIMAL, MINIMAL_SETTINGS)])
 def test_directive_sets(scheduler, variant, options, settings):
+    if options is FULL:
+        options = {"pbspro": FULL_PBSPRO, "torque": FULL_TORQUE}.get(scheduler.name, FULL)
     lines, _warnings = scheduler.preamble(options, settings)
     expected = globals()["_expected_%s_%s" % (scheduler.name, variant)]()
     assert set(lines) == expected
@@ -90,10 +98,13 @@ def test_directive_sets(scheduler, variant, options, settings):
         assert re.match(r"^#\S* ?\S", line) and "\n" not in line
 
 
-def test_pbspro_says_what_it_cannot_express():
-    _lines, warnings = registry.get("pbspro").preamble(FULL, FULL_SETTINGS)
-    text = " ".join(warnings)
-    assert "array throttle" in text and "qos" in text and "architecture_constraint" in text
+def test_pbspro_refuses_what_it_cannot_express():
+    """Once dropped with a warning; now refused with the DSL path of each field."""
+    with pytest.raises(DslInvalid) as caught:
+        registry.get("pbspro").preamble(FULL, FULL_SETTINGS)
+    paths = sorted(p.path for p in caught.value.problems)
+    assert paths == ["job.job_options.architecture_constraint", "job.job_options.job_array", "job.job_options.qos"]
+    assert "array throttle" in str(caught.value)
     _lines, warnings = registry.get("local").preamble(FULL, FULL_SETTINGS)
     assert "queue" in warnings[0] and "node_count" in warnings[0]
 

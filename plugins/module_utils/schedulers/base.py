@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 import string
 
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem
+
 _PERCENT_FORMAT = re.compile(r"%[-#0 +]*\d*(\.\d+)?[sdifrx]")
 
 
@@ -57,6 +59,20 @@ def opt(fmt, value):
     if value is None or value is False:
         return ""
     return fmt.format(value)
+
+
+OPTIONS_PATH = "job.job_options."
+
+
+def cannot(problems, field, scheduler, what, value, hint=None):
+    """Note that ``scheduler`` cannot express ``job_options.<field>``: the request is refused, never dropped."""
+    problems.append(DslProblem(OPTIONS_PATH + field, "%s cannot express %s" % (scheduler, what), value, hint))
+
+
+def refuse(problems):
+    """Raise DslInvalid naming every field the scheduler cannot express (nothing is dropped with a warning)."""
+    if problems:
+        raise DslInvalid(problems)
 
 
 def task_chunks(options, settings, warnings):

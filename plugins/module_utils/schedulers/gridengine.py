@@ -11,14 +11,15 @@ import time
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
-    Scheduler, hms, opt, pbs_begin, pbs_events)
+    Scheduler, cannot, hms, opt, pbs_begin, pbs_events, refuse)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (
     JobStatus, Submitter, directive_words, elapsed_seconds, option_value)
 
 # parallel environments asked for by -pe: one host ($pe_slots) or spread over hosts; sites name theirs
-# differently, so a site overrides them with extra_directives (the last -pe wins)
+# differently, so a site names its own with job_options.parallel_environment
 SMP_PE = "smp"
 MPI_PE = "mpi"
+GPU_RESOURCE = "gpu"      # -l gpu=N, when the site names no other resource
 # Slurm's file name patterns -> Grid Engine's pseudo environment variables in -o/-e paths
 _PATTERNS = (("%j", "$JOB_ID"), ("%A", "$JOB_ID"), ("%a", "$TASK_ID"), ("%x", "$JOB_NAME"), ("%u", "$USER"))
 _ARRAY = re.compile(r"^(\d+)(?:-(\d+)(?::(\d+))?)?(?:%(\d+))?\Z")
@@ -38,33 +39,72 @@ def path(name):
 
 
 def slots(settings, tasks=None):
-    """Slots of the job: every task's CPUs; core_count (all tasks) when it asks for more than nodes x tasks."""
-    count = settings.nodes * (settings.tasks_per_node or 1) * settings.cpus_per_task
-    return max(count, tasks * settings.cpus_per_task) if tasks else count
+    """Slots of the job: every task's CPUs; the tasks are core_count (all of them, as Slurm's --ntasks) when given."""
+    if tasks:
+        return tasks * settings.cpus_per_task
+    return settings.nodes * (settings.tasks_per_node or 1) * settings.cpus_per_task
 
 
-def parallel_environment(settings, tasks=None):
+def one_host(settings):
+    """The job's slots are on one host: one node asked for, or no node count and a single (threaded) task."""
+    if settings.nodes_fixed or settings.tasks_per_node:
+        return settings.nodes == 1
+    return (settings.tasks or 1) <= 1
+
+
+def parallel_environment(settings, tasks=None, name=None):
+    """-pe NAME SLOTS: the site's environment when named, else smp on one host and mpi over several."""
     count = slots(settings, tasks)
-    if count <= 1:
+    if count <= 1 and not name:
         return ""
-    return "-pe %s %d" % (SMP_PE if settings.nodes == 1 else MPI_PE, count)
+    return "-pe %s %d" % (name or (SMP_PE if one_host(settings) else MPI_PE), count)
 
 
-def memory(options, settings):
+def memory(options, settings, problems):
     """h_vmem is per slot: memory per node divided among the node's slots, or the memory per CPU."""
     if options.mem_per_cpu_mb:
         return "-l h_vmem=%dM" % options.mem_per_cpu_mb
     if options.mem_mb:
+        if not (settings.nodes_fixed or settings.tasks_per_node) and (settings.tasks or 1) > 1:
+            cannot(problems, "memory_limit", "Grid Engine without node_count", "memory per node (its memory is per "
+                   "slot and the slots per host are not known)", options.mem_mb,
+                   "give minimum_memory_per_processor, or node_count and process_count_per_node")
+            return ""
         per_node = (settings.tasks_per_node or 1) * settings.cpus_per_task
+        if not settings.tasks_per_node and settings.tasks and settings.nodes:
+            per_node = int(math.ceil(settings.tasks / float(settings.nodes))) * settings.cpus_per_task
         return "-l h_vmem=%dM" % int(math.ceil(options.mem_mb / float(per_node)))
     return ""
 
 
-def array(spec, warnings):
+def gpus(options, settings, problems):
+    """-l gpu=N (the site's resource name): GPUs of the job, which Grid Engine cannot spread per node."""
+    if not settings.gpus:
+        return ""
+    if settings.nodes_fixed and settings.nodes > 1:
+        cannot(problems, "request_gpus", "Grid Engine", "GPUs per node on several nodes (resources are per job or "
+               "per slot)", settings.gpus, "ask for one node, or use the site's resources in extra_directives")
+    if options.gpu_type:
+        cannot(problems, "gpu_type", "Grid Engine", "a GPU model portably", options.gpu_type,
+               "use the site's resource in extra_directives (e.g. '-ac allow=L' at UCL)")
+    return "-l %s=%d" % (options.gpu_resource or GPU_RESOURCE, settings.gpus)
+
+
+def scratch(options, problems):
+    if not options.scratch_mb:
+        return ""
+    if not options.scratch_resource:
+        cannot(problems, "local_scratch", "Grid Engine", "node-local scratch without the site's resource name",
+               options.scratch_mb, "set job_options.local_scratch_resource (e.g. tmpfs at UCL)")
+        return ""
+    return "-l %s=%dM" % (options.scratch_resource, options.scratch_mb)
+
+
+def array(spec, problems):
     match = _ARRAY.match(spec)
     if not match or int(match.group(1)) < 1:
-        warnings.append("Grid Engine arrays are one range 'start[-end[:step]][%%max]' of task ids from 1; "
-                        "job_array %s is not expressible and was left out" % spec)
+        cannot(problems, "job_array", "Grid Engine", "this array (one range 'start[-end[:step]][%max]' of task ids "
+               "from 1)", spec, "write one range starting at 1, e.g. 1-10")
         return []
     first, last, step, throttle = match.groups()
     lines = ["-t %s%s%s" % (first, "-" + last if last else "", ":" + step if step else "")]
@@ -73,17 +113,15 @@ def array(spec, warnings):
     return lines
 
 
-def hold(dependency, warnings):
+def hold(dependency, problems):
     """Slurm dependencies -> -hold_jid: Grid Engine waits for the jobs to end, whatever their exit status."""
     ids = []
     for dep in dependency:
-        if dep == "singleton":
-            warnings.append("Grid Engine has no singleton dependency; it was left out")
-            continue
         kind = dep.split(":", 1)[0]
         if kind not in ("after", "afterany"):
-            warnings.append("Grid Engine's -hold_jid waits for the jobs to end whatever their exit status; "
-                            "'%s' is kept as afterany" % dep)
+            cannot(problems, "job_dependency", "Grid Engine", "'%s' (-hold_jid waits for the jobs to end whatever "
+                   "their exit status)" % kind, dep, "use afterany:ID, or test the exit status in the job")
+            continue
         ids.extend(part.split("+")[0].split("_")[0] for part in dep.split(":")[1:])
     return "-hold_jid %s" % ",".join(ids) if ids else ""
 
@@ -98,20 +136,22 @@ class GridEngine(Scheduler):
     host_file_form = "pe"
 
     def directives(self, options, settings):
-        warnings = []
+        warnings, problems = [], []
         lines = [
             "-N %s" % job_name_word(options.job_name),
             "-S /bin/bash",
             "-cwd",
-            parallel_environment(settings, settings.tasks),
+            parallel_environment(settings, settings.tasks, options.parallel_environment),
             opt("-l h_rt={0}", hms(options.walltime_s) if options.walltime_s else None),
-            memory(options, settings),
+            memory(options, settings, problems),
+            gpus(options, settings, problems),
+            scratch(options, problems),
             opt("-q {0}", options.queue),
             opt("-A {0}", options.account),
         ]
-        lines.extend(array(options.array, warnings) if options.array else [])
+        lines.extend(array(options.array, problems) if options.array else [])
         lines.extend([
-            hold(options.dependency, warnings),
+            hold(options.dependency, problems),
             opt("-a {0}", pbs_begin(options.begin) if options.begin else None),
             opt("-m {0}", pbs_events(options.mail_events) if options.mail_events else None),
             opt("-M {0}", options.mail_user if options.mail_events else None),
@@ -121,12 +161,18 @@ class GridEngine(Scheduler):
             "-e %s" % path(options.stderr) if options.stderr else "-j y",
         ])
         lines.extend(options.extra_directives)
-        for field, value in (("qos", options.qos), ("architecture_constraint", options.constraint),
-                             ("request_specific_nodes", options.nodelist),
-                             ("gpus", settings.gpus), ("exclusive", options.exclusive)):
+        for field, value, what in (("qos", options.qos, "a quality of service"),
+                                   ("architecture_constraint", options.constraint, "node features"),
+                                   ("request_specific_nodes", options.nodelist, "a node list"),
+                                   ("node_exclusive", options.exclusive, "exclusive nodes"),
+                                   ("memory_per_gpu", options.mem_per_gpu_mb, "memory per GPU"),
+                                   ("memory_whole_node", options.mem_whole_node, "'all the memory of the node'"),
+                                   ("placement", options.placement if options.placement != "free" else None,
+                                    "a placement (the parallel environment's allocation rule places the slots)")):
             if value:
-                warnings.append("Grid Engine has no portable directive for %s (sites define their own resources); "
-                                "'%s' was left out (use extra_directives, e.g. '-l gpu=1')" % (field, value))
+                cannot(problems, field, "Grid Engine", what + " portably", value,
+                       "sites define their own resources: use them in extra_directives ('-l NAME=VALUE')")
+        refuse(problems)
         return [line for line in lines if line], warnings
 
 

@@ -7,39 +7,66 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import hms, opt, task_chunks
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
+    cannot, hms, opt, refuse, task_chunks)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import PbsFamily
 
+GPU_TYPE_RESOURCE = "gpu_type"    # the chunk resource for the GPU model when the site names none
 
-def select(options, settings, warnings):
+
+def chunk_counts(options, settings, warnings, problems):
+    """[(chunks, tasks per chunk)]: per node with a node count; one chunk per task without (PBS places them)."""
+    if settings.nodes_fixed or options.tasks_per_node or (settings.tasks or 1) <= 1:
+        return task_chunks(options, settings, warnings)
+    for field, value, what in (("memory_limit", options.mem_mb, "memory per node"),
+                               ("request_gpus", settings.gpus, "GPUs per node"),
+                               ("memory_per_gpu", options.mem_per_gpu_mb, "memory per node's GPUs"),
+                               ("local_scratch", options.scratch_mb, "scratch per node")):
+        if value:
+            cannot(problems, field, "PBS Pro without node_count (one chunk per task)", what, value,
+                   "give node_count (and process_count_per_node) so that each chunk is a node")
+    return [(settings.tasks, 1)]
+
+
+def select(options, settings, warnings, problems):
     """select=N:ncpus=..:mpiprocs=..; core_count spread unevenly over the nodes gives two chunk kinds joined by '+'."""
     cpt = settings.cpus_per_task
     chunks = []
-    for count, tpn in task_chunks(options, settings, warnings):
+    for count, tpn in chunk_counts(options, settings, warnings, problems):
         chunk = ["%d" % count, "ncpus=%d" % (tpn * cpt), "mpiprocs=%d" % tpn]
         if settings.threads > 1:
             chunk.append("ompthreads=%d" % settings.threads)
         if settings.gpus:
             chunk.append("ngpus=%d" % settings.gpus)
+            if options.gpu_type:
+                chunk.append("%s=%s" % (options.gpu_type_resource or GPU_TYPE_RESOURCE, options.gpu_type))
         if options.mem_mb:
             chunk.append("mem=%dmb" % options.mem_mb)
         elif options.mem_per_cpu_mb:
             chunk.append("mem=%dmb" % (options.mem_per_cpu_mb * tpn * cpt))
+        elif options.mem_per_gpu_mb and settings.gpus:
+            chunk.append("mem=%dmb" % (options.mem_per_gpu_mb * settings.gpus))
+        if options.scratch_mb and options.scratch_resource:
+            chunk.append("%s=%dmb" % (options.scratch_resource, options.scratch_mb))
         chunks.append(":".join(chunk))
-    if options.mem_per_cpu_mb and not options.mem_mb:
-        warnings.append("PBS Pro has no per-CPU memory: asking for %d MB per CPU times the CPUs of each chunk instead"
-                        % options.mem_per_cpu_mb)
     return "select=" + "+".join(chunks)
 
 
-def array(spec, warnings):
+def place(options):
+    """place= only when asked: the placement, with ':excl' for node_exclusive."""
+    words = [w for w in (options.placement, "excl" if options.exclusive else None) if w]
+    return "-l place=%s" % ":".join(words) if words else ""
+
+
+def array(spec, problems):
     match = re.match(r"^(\d+)-(\d+)(:\d+)?(%\d+)?\Z", spec)
     if not match:
-        warnings.append("PBS Pro arrays are one range 'start-end[:step]'; job_array %s is not expressible "
-                        "and was left out" % spec)
+        cannot(problems, "job_array", "PBS Pro", "this array (one range 'start-end[:step]' only)", spec,
+               "write one range, e.g. 0-9 or 0-99:2")
         return ""
     if match.group(4):
-        warnings.append("PBS Pro has no array throttle; '%s' was dropped" % match.group(4))
+        cannot(problems, "job_array", "PBS Pro", "an array throttle ('%s')" % match.group(4), spec,
+               "leave the '%N' throttle out")
     return "-J %s-%s%s" % (match.group(1), match.group(2), match.group(3) or "")
 
 
@@ -47,21 +74,29 @@ class PbsPro(PbsFamily):
     name = "pbspro"
 
     def directives(self, options, settings):
-        warnings = []
-        place = "scatter:excl" if options.exclusive else ("scatter" if settings.nodes > 1 else None)
+        warnings, problems = [], []
         lines = [
             self.name_line(options),
-            "-l %s" % select(options, settings, warnings),
-            opt("-l place={0}", place),
+            "-l %s" % select(options, settings, warnings, problems),
+            place(options),
             opt("-l walltime={0}", hms(options.walltime_s) if options.walltime_s else None),
-            array(options.array, warnings) if options.array else "",
+            array(options.array, problems) if options.array else "",
         ] + self.common_lines(options)
         lines.extend(options.extra_directives)
-        for field, value in (("qos", options.qos), ("architecture_constraint", options.constraint),
-                             ("request_specific_nodes", options.nodelist)):
+        if options.mem_per_cpu_mb and not options.mem_mb:
+            warnings.append("PBS Pro has no per-CPU memory: asking for %d MB per CPU times the CPUs of each chunk "
+                            "instead" % options.mem_per_cpu_mb)
+        for field, value, what in (("qos", options.qos, "a quality of service"),
+                                   ("architecture_constraint", options.constraint, "node features"),
+                                   ("request_specific_nodes", options.nodelist, "a node list"),
+                                   ("memory_whole_node", options.mem_whole_node, "'all the memory of the node'")):
             if value:
-                warnings.append("PBS Pro has no portable directive for %s; '%s' was left out "
-                                "(use extra_directives)" % (field, value))
+                cannot(problems, field, "PBS Pro", what + " portably", value,
+                       "use the site's resource in extra_directives ('-l NAME=VALUE')")
+        if options.scratch_mb and not options.scratch_resource:
+            cannot(problems, "local_scratch", "PBS Pro", "node-local scratch without the site's resource name",
+                   options.scratch_mb, "set job_options.local_scratch_resource (the chunk resource the site defines)")
+        refuse(problems)
         return [line for line in lines if line], warnings
 
 

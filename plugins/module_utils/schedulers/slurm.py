@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import os
 
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import Scheduler, hms, opt
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
+    Scheduler, cannot, hms, opt, refuse)
 
 
 def gres(options, settings):
@@ -41,7 +42,7 @@ class Slurm(Scheduler):
     def directives(self, options, settings):
         lines = [
             "--job-name=%s" % options.job_name,
-            "--nodes=%d" % settings.nodes,
+            opt("--nodes={0}", settings.nodes if settings.nodes_fixed else None),   # none: Slurm spreads --ntasks
             opt("--ntasks={0}", settings.tasks),
             opt("--ntasks-per-node={0}", settings.tasks_per_node),
             opt("--cpus-per-task={0}", settings.cpus_per_task if settings.cpus_per_task > 1 or options.cpus_per_task
@@ -53,6 +54,9 @@ class Slurm(Scheduler):
             opt("--constraint={0}", options.constraint),
             opt("--mem={0}M", options.mem_mb),
             opt("--mem-per-cpu={0}M", options.mem_per_cpu_mb),
+            opt("--mem-per-gpu={0}M", options.mem_per_gpu_mb),
+            "--mem=0" if options.mem_whole_node else "",
+            opt("--tmp={0}M", options.scratch_mb),
             gres(options, settings),
             opt("--array={0}", options.array),
             opt("--dependency={0}", ",".join(options.dependency) if options.dependency else None),
@@ -66,6 +70,11 @@ class Slurm(Scheduler):
             opt("--error={0}", options.stderr),
         ]
         lines.extend(options.extra_directives)
+        problems = []
+        if options.placement in ("pack", "scatter"):
+            cannot(problems, "placement", "Slurm", "a placement (PBS Pro's place=%s)" % options.placement,
+                   options.placement, "Slurm places by node_count and process_count_per_node; leave placement out")
+        refuse(problems)
         return [line for line in lines if line], []
 
 

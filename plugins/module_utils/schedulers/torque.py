@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import hms, opt, task_chunks
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
+    cannot, hms, opt, refuse, task_chunks)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import PbsFamily
 
 
-def nodes(options, settings, warnings):
+def nodes(options, settings, warnings, problems):
     """nodes=N:ppn=P; core_count spread unevenly over the nodes gives two node kinds joined by '+'."""
     props = ""
     if settings.gpus:
@@ -20,20 +21,30 @@ def nodes(options, settings, warnings):
         if re.match(r"^[A-Za-z0-9_.-]+\Z", options.constraint):
             props += ":%s" % options.constraint
         else:
-            warnings.append("Torque node properties are plain words; constraint '%s' was left out"
-                            % options.constraint)
+            cannot(problems, "architecture_constraint", "Torque", "a feature expression (node properties are plain "
+                   "words)", options.constraint, "name one property, e.g. 'avx2'")
+    chunks = task_chunks(options, settings, warnings)
+    if options.nodelist:
+        hosts = options.nodelist.split(",")
+        if "[" in options.nodelist or len(chunks) > 1 or len(hosts) != chunks[0][0]:
+            cannot(problems, "request_specific_nodes", "Torque", "this node list (one plain host name per node "
+                   "asked for: nodes=host1:ppn=P+host2:ppn=P)", options.nodelist,
+                   "name as many hosts as node_count, comma-separated, without ranges")
+        else:
+            return "nodes=" + "+".join("%s:ppn=%d%s" % (host, chunks[0][1] * settings.cpus_per_task, props)
+                                       for host in hosts)
     return "nodes=" + "+".join("%d:ppn=%d%s" % (count, tpn * settings.cpus_per_task, props)
-                               for count, tpn in task_chunks(options, settings, warnings))
+                               for count, tpn in chunks)
 
 
 class Torque(PbsFamily):
     name = "torque"
 
     def directives(self, options, settings):
-        warnings = []
+        warnings, problems = [], []
         lines = [
             self.name_line(options),
-            "-l %s" % nodes(options, settings, warnings),
+            "-l %s" % nodes(options, settings, warnings, problems),
             opt("-l walltime={0}", hms(options.walltime_s) if options.walltime_s else None),
             opt("-l mem={0}mb", options.mem_mb),
             opt("-l pmem={0}mb", options.mem_per_cpu_mb),
@@ -42,9 +53,16 @@ class Torque(PbsFamily):
             "-n" if options.exclusive else "",
         ] + self.common_lines(options)
         lines.extend(options.extra_directives)
-        if options.nodelist:
-            warnings.append("Torque takes host lists as nodes=host1+host2; request_specific_nodes '%s' was left out "
-                            "(use extra_directives)" % options.nodelist)
+        for field, value, what in (("gpu_type", options.gpu_type if settings.gpus else None, "a GPU model"),
+                                   ("memory_per_gpu", options.mem_per_gpu_mb, "memory per GPU"),
+                                   ("memory_whole_node", options.mem_whole_node, "'all the memory of the node'"),
+                                   ("local_scratch", options.scratch_mb, "node-local scratch portably"),
+                                   ("placement", options.placement if options.placement != "free" else None,
+                                    "a placement")):
+            if value:
+                cannot(problems, field, "Torque", what, value, "leave it out, or use the site's resource in "
+                       "extra_directives")
+        refuse(problems)
         return [line for line in lines if line], warnings
 
 

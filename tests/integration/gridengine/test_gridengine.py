@@ -36,7 +36,8 @@ def test_directives_are_read_back_by_qstat(gridengine, play, tmp_path):
     proc, r = play(batch_job(script=first, extra_args=["-h"]))
     assert r and not r.get("failed"), (proc.stdout, r)
     script, result = optimised(tmp_path, {
-        "job_name": "ge-read", "wall_time_limit": "01:30:00", "memory_limit": "2G", "queue": "all.q",
+        # one node: memory per node is divided among its slots (without a node count it would be refused)
+        "job_name": "ge-read", "node_count": 1, "wall_time_limit": "01:30:00", "memory_limit": "2G", "queue": "all.q",
         "job_array": "1-3:2", "job_dependency": "afterany:%s" % r["job_id"], "defer_job": "2030-01-02T03:04",
         "request_event_notification": "BEGIN,END", "email_address": "me@example.org",
         "standard_output_file": "ge-%j.out", "copy_environment_variable": "A=1",

@@ -124,17 +124,25 @@ def expect(doc, default_partition="debug"):
     target = job.get("target") or {}
     ranks = app.get("mpi_ranks", 1)
     tpn = opts.get("process_count_per_node")
-    nodes = opts.get("node_count") or (int(math.ceil(ranks / float(tpn))) if tpn and ranks > 1 else 1)
-    if ranks > 1 and (tpn is None or nodes * tpn < ranks):
-        tpn = int(math.ceil(ranks / float(nodes)))
+    # node_count: the nodes asked for; without it the scheduler spreads the tasks (no one-node pinning) and the
+    # node count is Slurm's to choose. Counted nodes (the fewest that hold the tasks) are what Torque asks.
+    fixed = opts.get("node_count")
+    counted = fixed or int(math.ceil(max(ranks, opts.get("core_count") or 1) / float(tpn))) if tpn else (fixed or 1)
+    if ranks > 1 and not opts.get("core_count") and fixed and (tpn is None or fixed * tpn < ranks):
+        tpn = int(math.ceil(ranks / float(fixed)))
     # core_count: the job's total tasks, as Slurm's --ntasks; at least the ranks the launcher starts (a step
-    # cannot start more tasks than the job has), and no more nodes than tasks (Slurm lowers the node count)
-    tasks = max(opts["core_count"], ranks) if opts.get("core_count") else None
-    if tasks and tasks < nodes:
+    # cannot start more tasks than the job has), and no more nodes than tasks (Slurm lowers the node count);
+    # without a node count, the ranks are the job's tasks
+    tasks = max(opts["core_count"], ranks) if opts.get("core_count") else (ranks if ranks > 1 and not fixed else None)
+    nodes = fixed
+    if tasks and nodes and tasks < nodes:
         nodes = tasks
+    if ranks > 1 and not fixed and not opts.get("core_count") and tpn is None:
+        counted = 1                 # Torque counts per node: the ranks on the fewest nodes
     out = {
         "JobName": opts.get("job_name", "job"),
         "NumNodes": nodes,
+        "CountedNodes": min(counted, tasks) if tasks else counted,
         "NtasksPerN:B:S:C": tpn,
         "NumTasks": tasks,
         "MinTasks": ranks if ranks > 1 else None,
@@ -301,9 +309,10 @@ def torque_translated(expected):
     turns that into N x P tasks of one CPU. Fields the #PBS parser does not translate are left unchecked (None).
     """
     out = dict(expected)
+    out["NumNodes"] = expected["CountedNodes"]
     tpn = expected["NtasksPerN:B:S:C"] or 1
     if expected["NumTasks"]:       # core_count spread over the nodes (nodes=N:ppn=P, P = tasks per node x threads)
-        tpn = int(math.ceil(expected["NumTasks"] / float(expected["NumNodes"])))
+        tpn = int(math.ceil(expected["NumTasks"] / float(out["NumNodes"])))
     out["TasksFromPpn"] = tpn * expected["CPUs/Task"]
     out["NtasksPerN:B:S:C"] = None
     out["CPUs/Task"] = 1
