@@ -9,7 +9,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.errors import Submi
 from ansible_collections.sodalite.modak.plugins.module_utils.model import JobOptions, Settings
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import gridengine, registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import digest
-from ansible_collections.sodalite.modak.plugins.module_utils.submit.job import Request, run
+from ansible_collections.sodalite.modak.plugins.module_utils.job_control import Request, run
 
 FULL = JobOptions(
     job_name="full", queue="gpu", constraint="a100", walltime_s=30 * 3600, nodes=2, tasks_per_node=4,

@@ -131,6 +131,18 @@ class GridEngine(Scheduler):
 # -- submission: qsub -terse, qstat -j, qacct -j, qdel --------------------------------------------------------------
 
 CONTEXT = "modak"                       # qsub -ac modak=<digest>: the job's content hash, read back by qstat -j
+# raw options extra_directives may carry. Left out: -o, -e, -i, -wd, -jsv, -@ (files and directories), -u (a user),
+# -S, -shell, -b, -noshell (what runs the job), -C (the directive prefix), -clear (drops modak's own lines), -ac,
+# -sc, -dc (the context holds batch_job's key), -sync, -terse, -pty (how qsub answers) and -w v|p (verify only).
+# -pe takes two words: the parallel environment and the slots.
+ALLOWED_OPTIONS = dict(dict.fromkeys((
+    "-l", "-P", "-p", "-ar", "-binding", "-ckpt", "-c", "-dl", "-h", "-hard", "-soft", "-hold_jid_ad", "-js",
+    "-masterq", "-notify")), **{"-pe": 2, "-R": ("y", "n"), "-r": ("y", "n"), "-now": ("y", "n"),
+                                "-w": ("e", "w", "n")})
+TYPED_OPTIONS = {"-N": "job_name", "-q": "queue", "-A": "account", "-t": "job_array", "-tc": "job_array",
+                 "-hold_jid": "job_dependency", "-a": "defer_job", "-m": "request_event_notification",
+                 "-M": "email_address", "-V": "copy_environment", "-v": "copy_environment_variable",
+                 "-o": "standard_output_file", "-e": "standard_error_file", "-j": "combine_stdout_stderr"}
 ACTIVE = {"r": "RUNNING", "t": "TRANSIT", "R": "RUNNING", "s": "SUSPENDED", "S": "SUSPENDED", "T": "SUSPENDED",
           "h": "HELD", "w": "PENDING", "q": "PENDING", "d": "EXITING", "E": "ERROR"}
 
@@ -242,6 +254,8 @@ class GridEngineSubmitter(Submitter):
     aliases = ("sge",)
     writer = GridEngine
     prefix = "#$"
+    allowed_options = ALLOWED_OPTIONS
+    typed_options = TYPED_OPTIONS
     accounting_tries = 10            # qmaster writes the accounting record just after the job leaves qstat
     accounting_pause = 0.5
 
