@@ -124,6 +124,8 @@ def render(req, choice, settings):
         binds.append(app.working_directory)
     if choice.uri:
         body.extend(image_lines(req, choice.uri, runtime, settings.gpu_vendor))
+        # a runtime that reads the job's variables from a file writes it here (Charliecloud); values stay out of argv
+        body.extend(getattr(runtime, "env_lines", lambda env: [])(settings.env))
 
         def wrap(argv):
             return runtime.exec_argv(IMAGE, argv, settings.gpu_vendor, binds, env=settings.env,

@@ -10,6 +10,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils import pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, oci, registry
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
+from ansible_collections.sodalite.modak.plugins.module_utils.shell import quote as shell_quote
 
 IMAGE = Raw('"$IMAGE"')
 ENV = (("OMP_NUM_THREADS", "4"), ("X", "a b"))
@@ -50,7 +51,7 @@ def test_podman_without_command_runs_the_image_default():
 def test_charliecloud_run_line(gpu):
     # no GPU flag: NVIDIA libraries are injected into the image once (ch-fromhost), /dev is the host's
     assert argv("charliecloud", gpu) == [
-        "ch-run", "--set-env", "--set-env=OMP_NUM_THREADS=4", "--set-env=X=a b", "--private-tmp",
+        "ch-run", "--env-no-expand", "--set-env", Raw('--set-env="$MODAK_ENV_FILE"'), "--private-tmp",
         "-b", "/scratch/data:/data", "-b", "/home", "-b", Raw('"$PWD"'), "-c", Raw('"$PWD"'), IMAGE, "--",
         "python3", "train.py"]
 
@@ -130,7 +131,8 @@ def test_scripts_of_every_engine_lint(engine, scheduler, catalog, tmp_path):
     text = pipeline.optimise(doc, catalog).script.text
     lint(text, tmp_path)
     run = text.rstrip().splitlines()[-1]
-    assert run.startswith({"charliecloud": "ch-run --set-env", "podman": "podman run --rm"}[engine]), run
+    assert run.startswith({"charliecloud": "ch-run --env-no-expand --set-env", "podman": "podman run --rm"}[engine]), run
+    assert "pwned" not in run, run                      # values never reach argv
 
 
 def test_podman_script_with_working_directory(catalog):
@@ -139,3 +141,30 @@ def test_podman_script_with_working_directory(catalog):
     text = pipeline.optimise(doc, catalog).script.text
     assert "cd /scratch/run" in text
     assert text.rstrip().endswith('--volume /scratch/run:/scratch/run --workdir /scratch/run "$IMAGE" python3 train.py')
+
+
+def test_charliecloud_values_stay_out_of_argv_and_literal():
+    """ch-run expands $NAME and strips single quotes in --set-env=NAME=VALUE words, and argv is public (ps): the
+    values go through a 0600 file written by bash builtins and read with --env-no-expand."""
+    runtime = registry.get("charliecloud")
+    env = (("A", "x $HOME y"), ("B", "it's"), ("C", "'q'"))
+    words = runtime.exec_argv(IMAGE, ["x"], env=env)
+    assert not any(value in str(word) for word in words for _name, value in env), words
+    assert words[:4] == ["ch-run", "--env-no-expand", "--set-env", Raw('--set-env="$MODAK_ENV_FILE"')]
+    assert runtime.env_lines(env) == [
+        'MODAK_ENV_FILE="$(mktemp "$PWD/.modak-env.XXXXXX")"', "trap 'rm -f \"$MODAK_ENV_FILE\"' EXIT",
+        'printf "%s=\'%s\'\\n" A "$A" B "$B" C "$C" >"$MODAK_ENV_FILE"']
+
+
+def test_charliecloud_env_file_holds_the_values_literally(tmp_path):
+    """The lines run by bash write NAME='value' lines that ch-run's file syntax reads back literally."""
+    import subprocess
+    env = (("A", "x $HOME y"), ("B", "it's"), ("C", "'q'"), ("D", "100%s \\n"))
+    script = "\n".join(["set -eo pipefail"] + ["export %s=%s" % (n, shell_quote(v)) for n, v in env]
+                       + registry.get("charliecloud").env_lines(env)
+                       + ['stat -c %a "$MODAK_ENV_FILE"', 'cat "$MODAK_ENV_FILE"', "trap - EXIT"])
+    done = subprocess.run(["bash", "-c", script], cwd=str(tmp_path), capture_output=True, text=True, check=True)
+    mode, *lines = done.stdout.splitlines()
+    assert mode == "600"
+    # ch-run strips one pair of outer single quotes and, with --env-no-expand, nothing else
+    assert [(line.split("=", 1)[0], line.split("=", 1)[1][1:-1]) for line in lines] == list(env)

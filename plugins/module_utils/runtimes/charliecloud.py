@@ -8,6 +8,12 @@ A registry image is pulled once with ``ch-image pull`` and converted to a direct
 libraries are injected there with ``ch-fromhost --nvidia``. A local directory or SquashFS file is run in
 place. ``ch-run`` gets the image's environment (``--set-env``), then the job's variables on top, a private
 /tmp, the binds and the submit directory as working directory.
+
+The job's variables never appear in ch-run's argv (which every user on the node can read with ``ps``) and are
+never expanded: the script writes them, from the variables it exported, with bash's builtin ``printf`` into a
+file only the user can read (``mktemp``: 0600) in the working directory (shared, so ch-run on every node reads
+it), as ``NAME='value'`` lines (ch-run strips the outer quotes), read with ``--env-no-expand``; the file is
+removed when the script ends. Podman passes them by name (``--env NAME``) and Apptainer inherits them.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.runtimes.apptainer 
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
 PWD = Raw('"$PWD"')
+ENV_FILE = Raw('--set-env="$MODAK_ENV_FILE"')
 # ch-image and ch-run name their storage after $USER and refuse to start without it; a batch job started by an
 # orchestrator or a cron job may not have it
 USER_LINE = 'export USER="${USER:-$(id -un)}"'
@@ -44,13 +51,23 @@ class Charliecloud(object):
     def convert_argv(self, ref, dest):
         return ["ch-convert", "-i", "ch-image", "-o", "dir", ref, dest]
 
+    def env_lines(self, env):
+        """Lines that write the job's variables (already exported) into the file ch-run reads (see above)."""
+        if not env:
+            return []
+        pairs = " ".join('%s "$%s"' % (name, name) for name, _value in env)
+        return ['MODAK_ENV_FILE="$(mktemp "$PWD/.modak-env.XXXXXX")"',
+                "trap 'rm -f \"$MODAK_ENV_FILE\"' EXIT",
+                "printf \"%%s='%%s'\\n\" %s >\"$MODAK_ENV_FILE\"" % pairs]
+
     def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None):
         """``ch-run``; the current directory is bound and entered: ``cwd`` (already among ``binds``) or $PWD."""
         if not argv:
             raise DslInvalid([DslProblem("job.application.executable", "is required with charliecloud: "
                                          "ch-run has no runscript", hint="name the program to run in the image")])
-        words = [self.binary, "--set-env"]
-        words.extend("--set-env=%s=%s" % (name, value) for name, value in env)
+        words = [self.binary, "--env-no-expand", "--set-env"]
+        if env:
+            words.append(ENV_FILE)      # the job's variables, on top of the image's (env_lines wrote the file)
         words.extend(self.gpu_flags(gpu_vendor))
         words.append("--private-tmp")
         for bind in binds:
