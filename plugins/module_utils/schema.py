@@ -53,7 +53,8 @@ CONSTRAINT = r"^[A-Za-z0-9_.&|,*\[\]():-]{1,256}$"
 # an option and at most two value words (Grid Engine's '-pe mpi 8'); schedulers/extra.py says which options take two
 DIRECTIVE = r"^--?[A-Za-z][A-Za-z0-9_-]*([= ][A-Za-z0-9_.,:=/@%+\[\]-]+( [A-Za-z0-9_.,:=/@%+\[\]-]+)?)?$"
 IMAGE_REF = (r"^((docker|library|oras|shub|docker-archive|oci-archive|docker-daemon)://"
-             r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|[A-Za-z0-9_./+-]{1,255}\.sif"
+             # a .sif path never starts with '-' (apptainer exec would read it as an option)
+             r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|[A-Za-z0-9_./+][A-Za-z0-9_./+-]{0,254}\.sif"
              # the original's forms: a bare 'repo/name:tag' or 'name' (read as docker://...), or '' (no container)
              r"|[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|)$")
 ABS_PATH = r"^/[A-Za-z0-9_.@+/-]{0,1023}$"
