@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from helpers import ai_doc, with_
 from test_render import lint
@@ -80,6 +82,7 @@ def test_charliecloud_fetch_lines_pull_convert_and_inject_nvidia():
         "MODAK_IMAGE_DIR=/shared/ch",
         'mkdir -p "$MODAK_IMAGE_DIR"',
         'IMAGE="$MODAK_IMAGE_DIR/pytorch_2.13-%s"' % names.digest(uri),
+    ] + names.trust_lines() + [
         'if [ ! -d "$IMAGE" ]; then',
         '  ch-image pull %s && ch-convert -i ch-image -o dir %s "$IMAGE.part.$$" && '
         'ch-fromhost --nvidia "$IMAGE.part.$$" && mv -T "$IMAGE.part.$$" "$IMAGE"' % (ref, ref),
@@ -168,3 +171,50 @@ def test_charliecloud_env_file_holds_the_values_literally(tmp_path):
     assert mode == "600"
     # ch-run strips one pair of outer single quotes and, with --env-no-expand, nothing else
     assert [(line.split("=", 1)[0], line.split("=", 1)[1][1:-1]) for line in lines] == list(env)
+
+
+@pytest.mark.parametrize("engine", ["apptainer", "charliecloud"])
+@pytest.mark.parametrize("planted,refused", [
+    (None, False), ("own", False), ("other-user", True), ("writable", True), ("link", True)],
+    ids=["missing", "own", "other-user", "writable", "link"])
+def test_a_cached_image_is_run_only_when_it_is_the_users_own(tmp_path, engine, planted, refused):
+    """In a shared image directory anybody can put a file under the predictable cache name: the job stops before
+    running an image that is a link, another user's, or that others may change (run by bash, stub runtimes)."""
+    import subprocess
+    uri = "docker://example.org/x/app:1"
+    images = tmp_path / "images"
+    images.mkdir()
+    name = names.cache_name(uri, ".sif" if engine == "apptainer" else "")
+    target = images / name
+    if planted == "link":
+        (tmp_path / "elsewhere").write_text("x")
+        target.symlink_to(tmp_path / "elsewhere")
+    elif planted:
+        if engine == "apptainer":
+            target.write_text("planted")
+        else:
+            (target / "bin").mkdir(parents=True)
+            (target / "bin" / "sh").write_text("planted")
+        os.chmod(str(target), 0o777 if planted == "writable" and engine == "apptainer" else 0o755)
+        if planted == "writable" and engine == "charliecloud":
+            os.chmod(str(target / "bin" / "sh"), 0o666)
+        if planted == "other-user":
+            for root, dirs, files in os.walk(str(target)):
+                for entry in [root] + [os.path.join(root, f) for f in files + dirs]:
+                    os.chown(entry, 65534, 65534)
+            os.chown(str(target), 65534, 65534)
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    for tool in ("apptainer", "ch-image", "ch-convert", "ch-fromhost"):
+        (stubs / tool).write_text('#!/bin/sh\necho "%s $*" >> %s\n[ "$1" = pull ] && [ "$2" = --force ] && echo sif > "$3"\n'
+                                  '[ "$1" = -i ] && mkdir -p "$6"\nexit 0\n' % (tool, tmp_path / "calls"))
+        (stubs / tool).chmod(0o755)
+    lines = registry.get(engine).fetch_lines(uri, shell_quote(str(images)))
+    done = subprocess.run(["bash", "-c", "set -eo pipefail\n" + "\n".join(lines) + "\necho USING $IMAGE"],
+                          env=dict(os.environ, PATH="%s:%s" % (stubs, os.environ["PATH"]), USER="u"),
+                          capture_output=True, text=True, check=False)
+    if refused:
+        assert done.returncode == 1 and "not this user's own image" in done.stderr, done
+        assert not (tmp_path / "calls").exists()
+    else:
+        assert done.returncode == 0 and "USING" in done.stdout, done

@@ -97,6 +97,7 @@ class Charliecloud(object):
             "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
             'mkdir -p "$MODAK_IMAGE_DIR"',
             'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri),
+        ] + names.trust_lines() + [
             'if [ ! -d "$IMAGE" ]; then',
             "  %s" % " && ".join(shell.command(step) for step in steps if step),
             "fi",
