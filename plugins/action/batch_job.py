@@ -17,7 +17,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.sodalite.modak.plugins.module_utils.submit.job import POLL_FLOOR_S
+from ansible_collections.sodalite.modak.plugins.module_utils.job_control import POLL_FLOOR_S
 from ansible_collections.sodalite.modak.plugins.plugin_utils import progress
 
 MODULE = "sodalite.modak.batch_job"

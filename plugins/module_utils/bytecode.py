@@ -70,7 +70,14 @@ def cache_dir():
         return None
     path = os.path.join(base, "modak", "bytecode")
     uid = os.getuid()
+    # the trust check comes first: directories are created only below one of this user's that passes it (root
+    # with another user's HOME must leave no root-owned ~/.cache there)
+    existing = path
+    while not os.path.lexists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
     try:
+        if existing != path and (os.lstat(existing).st_uid != uid or not _trusted(existing, uid)):
+            return None
         os.makedirs(path, mode=0o700, exist_ok=True)
         info = os.lstat(path)
     except OSError:

@@ -11,21 +11,15 @@ embedded_catalog.py); any file of the same form can replace it. Entries are chec
 from __future__ import annotations
 
 import json
-import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils import recipe_images, schema, versions
-from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, path_str
+from ansible_collections.sodalite.modak.plugins.module_utils import recipe_images, schema, strict_load, versions
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, DslInvalid, path_str
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Image
 
 try:
     import jsonschema
 except ImportError:  # pragma: no cover - reported by the module
     jsonschema = None
-
-try:
-    import yaml
-except ImportError:  # pragma: no cover - reported by the module
-    yaml = None
 
 BUILDS = ("official", "optimised-pip", "optimised-source")
 BUILD_RANK = {"official": 0, "optimised-pip": 1, "optimised-source": 2}
@@ -169,22 +163,27 @@ class ImageCatalog(object):
 
     @classmethod
     def from_text(cls, text, source="<memory>", **build):
-        if yaml is None:
-            raise CatalogError("PyYAML is needed to read a catalog")
+        """YAML or JSON text, read as strictly as a DSL document (no aliases, no key given twice) within the
+        catalog's limits (strict_load.CATALOG)."""
         try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise CatalogError("catalog %s is not valid YAML: %s" % (source, re.sub(r"\s+", " ", str(exc))))
+            data = strict_load.loads(text, "auto", strict_load.CATALOG)
+        except DslInvalid as exc:
+            raise CatalogError("catalog %s is refused: %s" % (source, _problems(exc)))
         return cls.from_data(data, source, **build)
 
     @classmethod
     def from_file(cls, path, **build):
         try:
-            with open(path, "rb") as handle:
-                text = handle.read()
+            text = strict_load.read_file(path, strict_load.CATALOG)
         except (IOError, OSError) as exc:
             raise CatalogError("cannot read catalog %s: %s" % (path, exc.strerror or exc))
+        except DslInvalid as exc:
+            raise CatalogError("catalog %s is refused: %s" % (path, _problems(exc)))
         return cls.from_text(text, str(path), **build)
+
+
+def _problems(exc):
+    return "; ".join(("%s %s" % (p.path, p.message)).strip() for p in exc.problems[:10])
 
 
 def embedded(build_prefix=recipe_images.DEFAULT_PREFIX, base_image=None):

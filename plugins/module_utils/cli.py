@@ -19,7 +19,7 @@ import sys
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
-from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, ModakError
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, ModakError, printable
 
 OK, INVALID, USAGE, CHANGED = 0, 1, 2, 3
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # the collection's root
@@ -280,12 +280,13 @@ def main(argv=None, stdout=None, stderr=None):
     except (UsageError, ModakError) as exc:   # and any core error a command did not place
         if args.format == "json":
             stdout.write(json.dumps({"command": args.command, "error": str(exc)}, sort_keys=True, indent=2) + "\n")
-        stderr.write("modak %s: %s\n" % (args.command, exc))
+        stderr.write("modak %s: %s\n" % (args.command, printable(exc)))
         return USAGE
     if args.format == "json":
         stdout.write(json.dumps(report, sort_keys=True, indent=2) + "\n")
     else:
-        stdout.write("".join(line + "\n" for line in lines))
+        # what a DSL holds (keys, values) and file names reach the terminal escaped, one line each
+        stdout.write("".join(printable(line) + "\n" for line in lines))
     return status
 
 

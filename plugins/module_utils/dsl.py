@@ -35,15 +35,15 @@ except ImportError:  # pragma: no cover - reported by the module
     jsonschema = None
     JSONSCHEMA_IMPORT_ERROR = traceback.format_exc()
 
-MAX_BYTES = 1024 * 1024  # a DSL document is small; anything larger is refused unread
-MAX_DEPTH = 32
-MAX_NODES = 20000
+MAX_BYTES = strict_load.DSL.max_bytes  # a DSL document is small; anything larger is refused unread
+MAX_DEPTH = strict_load.DSL.max_depth
+MAX_NODES = strict_load.DSL.max_nodes
 MAX_SPLIT = 16384
 
 SLURM_EVENTS = ("NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "INVALID_DEPEND", "STAGE_OUT",
                 "TIME_LIMIT", "TIME_LIMIT_90", "TIME_LIMIT_80", "TIME_LIMIT_50", "ARRAY_TASKS")
 PBS_LETTERS = {"a": "FAIL", "b": "BEGIN", "e": "END", "n": "NONE"}
-SCHEDULER_ALIASES = schema.scheduler_registry.ALIASES
+SCHEDULER_ALIASES = schema.scheduler_table.ALIASES
 # memory requests that exclude each other: per node, per CPU, per GPU, the whole node
 MEMORY_FIELDS = ("memory_limit", "minimum_memory_per_processor", "memory_per_gpu", "memory_whole_node")
 _MEM_UNITS = {"": 1.0, "k": 1.0 / 1024, "m": 1.0, "g": 1024.0, "t": 1024.0 * 1024}
@@ -51,69 +51,14 @@ _MEM_UNITS = {"": 1.0, "k": 1.0 / 1024, "m": 1.0, "g": 1024.0, "t": 1024.0 * 102
 
 # ---------------------------------------------------------------- loading
 
-def _yaml_guard(text):
-    """Refuse aliases (alias bombs) and deep nesting before anything is built."""
-    depth = nodes = 0
-    for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-        if isinstance(event, yaml.AliasEvent):
-            raise DslInvalid([DslProblem("", "YAML aliases (*name) are not accepted in a DSL document",
-                                         hint="write the values out in full")])
-        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise DslInvalid([DslProblem("", "the document nests deeper than %d levels" % MAX_DEPTH)])
-        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            depth -= 1
-        nodes += 1
-        if nodes > MAX_NODES:
-            raise DslInvalid([DslProblem("", "the document has more than %d elements" % MAX_NODES)])
-
-
-def _depth(value, level=0):
-    if level > MAX_DEPTH:
-        return level
-    if isinstance(value, dict):
-        return max([_depth(v, level + 1) for v in value.values()] or [level + 1])
-    if isinstance(value, list):
-        return max([_depth(v, level + 1) for v in value] or [level + 1])
-    return level
-
-
 def loads(text, fmt="auto"):
-    """Parse DSL text (JSON or YAML, safe loading only) into plain data."""
-    if isinstance(text, bytes):
-        if len(text) > MAX_BYTES:
-            raise DslInvalid([DslProblem("", "the document is larger than %d bytes" % MAX_BYTES)])
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DslInvalid([DslProblem("", "the document is not UTF-8 text: %s" % exc)])
-    if len(text) > MAX_BYTES:
-        raise DslInvalid([DslProblem("", "the document is larger than %d bytes" % MAX_BYTES)])
-    stripped = text.lstrip()
-    if fmt == "json" or (fmt == "auto" and stripped.startswith("{")):
-        try:
-            data = strict_load.json_loads(text)
-        except RecursionError:
-            raise DslInvalid([DslProblem("", "the document nests deeper than %d levels" % MAX_DEPTH)])
-        except ValueError as exc:
-            raise DslInvalid([DslProblem("", "not valid JSON: %s" % exc, hint="check commas, quotes and braces")])
-        if _depth(data) > MAX_DEPTH:
-            raise DslInvalid([DslProblem("", "the document nests deeper than %d levels" % MAX_DEPTH)])
-        return data
-    if yaml is None:
-        raise DslInvalid([DslProblem("", "PyYAML is needed to read YAML documents")])
-    try:
-        _yaml_guard(text)
-        return strict_load.yaml_load(text)
-    except yaml.YAMLError as exc:
-        raise DslInvalid([DslProblem("", "not valid YAML: %s" % str(exc).replace("\n", " "))])
+    """Parse DSL text (JSON or YAML, safe loading only) into plain data, within the DSL's limits."""
+    return strict_load.loads(text, fmt, strict_load.DSL)
 
 
 def load_file(path):
-    """Read and parse a DSL file; the format follows the extension, else the content."""
-    with open(path, "rb") as handle:
-        data = handle.read(MAX_BYTES + 1)
+    """Read and parse a DSL file (a regular file only); the format follows the extension, else the content."""
+    data = strict_load.read_file(path, strict_load.DSL)
     fmt = "json" if str(path).endswith(".json") else ("yaml" if str(path).endswith((".yml", ".yaml")) else "auto")
     return loads(data, fmt)
 
@@ -593,7 +538,7 @@ def build_request(doc):
     if scheduler is None:
         scheduler = "local"
         notes.append("no job_scheduler_type given: writing a plain bash script (target.job_scheduler_type: %s)"
-                     % ", ".join(schema.scheduler_registry.NAMES))
+                     % ", ".join(schema.scheduler_table.NAMES))
     scheduler = SCHEDULER_ALIASES.get(scheduler, scheduler)
     target = Target(scheduler=scheduler, name=raw_target.get("name"),
                     engine=raw_target.get("container_engine", "apptainer"), image_dir=raw_target.get("image_dir"),

@@ -13,7 +13,7 @@ import math
 import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslProblem, path_str
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import extra
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import extra, table
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
 # bash refuses to assign these (`readonly -p` of bash 5): the script would stop at the export
@@ -22,7 +22,6 @@ BASH_READONLY = frozenset(("BASHOPTS", "BASH_VERSINFO", "EUID", "PPID", "SHELLOP
 BASH_DYNAMIC = frozenset(("BASHPID", "BASH_ARGC", "BASH_ARGV", "BASH_ARGV0", "BASH_COMMAND", "BASH_LINENO",
                           "BASH_SOURCE", "BASH_SUBSHELL", "DIRSTACK", "EPOCHREALTIME", "EPOCHSECONDS", "FUNCNAME",
                           "GROUPS", "HISTCMD", "LINENO", "RANDOM", "SECONDS", "SRANDOM"))
-SCHEDULER_ALIASES = {"pbs": "pbspro", "none": "local", "bash": "local"}
 _DEFER = ("%Y-%m-%d", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S")
 
 
@@ -49,9 +48,10 @@ def environment_problems(environment, base="job.application.environment"):
 
 
 def scheduler_of(doc):
+    """The registry's name of the document's scheduler (aliases resolved; the fallback when none is named)."""
     target = doc.get("job", {}).get("target") if isinstance(doc.get("job"), dict) else None
     name = target.get("job_scheduler_type") if isinstance(target, dict) else None
-    return SCHEDULER_ALIASES.get(name, name) or "local"
+    return table.ALIASES.get(name, name) if name is not None else table.FALLBACK
 
 
 def directive_problems(directives, scheduler, base="job.job_options.extra_directives"):

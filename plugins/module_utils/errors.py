@@ -122,3 +122,13 @@ def path_str(parts):
         else:
             out = str(part)
     return out
+
+
+def printable(text, limit=None):
+    """``text`` for a terminal, on one line: control characters (C0, DEL, C1), line and paragraph separators and
+    bidi and other format characters escaped (``\\x1b``, ``\\u202e``); at most ``limit`` characters when given."""
+    text = str(text)
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + "..."
+    return "".join(c if c.isprintable() else ("\\x%02x" % ord(c) if ord(c) < 0x100 else "\\u%04x" % ord(c))
+                   for c in text)

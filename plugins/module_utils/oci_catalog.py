@@ -26,7 +26,7 @@ import time
 
 from ansible_collections.sodalite.modak.plugins.module_utils import catalog
 from ansible_collections.sodalite.modak.plugins.module_utils import labels as label_names
-from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, ModakError
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, ModakError, printable as _printable
 
 try:
     import requests
@@ -60,11 +60,7 @@ class RegistryError(ModakError):
 
 def printable(text, limit=300):
     """``text`` for a terminal: control characters (C0, DEL, C1, line and bidi separators) escaped, length bounded."""
-    text = str(text)
-    if len(text) > limit:
-        text = text[:limit] + "..."
-    return "".join(c if c.isprintable() else ("\\x%02x" % ord(c) if ord(c) < 0x100 else "\\u%04x" % ord(c))
-                   for c in text)
+    return _printable(text, limit)
 
 
 def valid_repository(name):

@@ -133,6 +133,8 @@ def render(req, choice, settings):
     if choice.uri:
         body.extend(image_lines(req, choice.uri, runtime, settings.gpu_vendor))
         body.extend(getattr(runtime, "bind_lines", lambda *_: [])(binds, app.working_directory))
+        # a runtime that reads the job's variables from a file writes it here (Charliecloud); values stay out of argv
+        body.extend(getattr(runtime, "env_lines", lambda env: [])(settings.env))
 
         def wrap(argv, mpi=None, host_env=()):
             return runtime.exec_argv(IMAGE, argv, settings.gpu_vendor, binds, env=settings.env,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, launchers, mpi
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtime_registry
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry as scheduler_registry
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import table as scheduler_table
 
 SCHEMA_ID = "https://sodalite.eu/modak/dsl.schema.json"
 
@@ -20,7 +20,7 @@ FRAMEWORKS = frameworks.names()
 PARALLELISATIONS = ("mpi", "openmp", "openacc", "opencl", "opencc")
 MPI_LIBRARIES = mpi.NAMES                           # from the MPI library table
 MPI_TYPES = mpi.PMI_TYPES                           # Slurm's MPI plugins
-SCHEDULERS = scheduler_registry.ALL_NAMES           # names and aliases, from the scheduler registry
+SCHEDULERS = scheduler_table.ALL_NAMES              # names and aliases, from the scheduler table
 APP_TYPES = ("mpi", "hpc", "python", "ai_training", "ai_inference")
 OPT_APP_TYPES = ("ai_training", "ai_inference", "hpc")
 CPU_TYPES = ("x86", "amd", "arm", "power")
@@ -53,9 +53,11 @@ ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
 EXPORT_LIST = r"^(ALL|NONE|[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_./:@+-]*)?)(,[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_./:@+-]*)?)*$"
 NODELIST = r"^[A-Za-z0-9_.,\[\]-]{1,1024}$"
 CONSTRAINT = r"^[A-Za-z0-9_.&|,*\[\]():-]{1,256}$"
-DIRECTIVE = r"^--?[A-Za-z][A-Za-z0-9-]*([= ][A-Za-z0-9_.,:=/@%+\[\]-]+)?$"
+# an option and at most two value words (Grid Engine's '-pe mpi 8'); schedulers/extra.py says which options take two
+DIRECTIVE = r"^--?[A-Za-z][A-Za-z0-9_-]*([= ][A-Za-z0-9_.,:=/@%+\[\]-]+( [A-Za-z0-9_.,:=/@%+\[\]-]+)?)?$"
 IMAGE_REF = (r"^((docker|library|oras|shub|docker-archive|oci-archive|docker-daemon)://"
-             r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|[A-Za-z0-9_./+-]{1,255}\.sif"
+             # a .sif path never starts with '-' (apptainer exec would read it as an option)
+             r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|[A-Za-z0-9_./+][A-Za-z0-9_./+-]{0,254}\.sif"
              # the original's forms: a bare 'repo/name:tag' or 'name' (read as docker://...), or '' (no container)
              r"|[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|)$")
 RESOURCE = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"   # a site's resource name (PBS Pro, Grid Engine)
@@ -192,7 +194,8 @@ JOB_OPTIONS = _obj({
     "copy_environment_variable": _s(EXPORT_LIST, "Variables to export: 'A,B=1'."),
     "request_specific_nodes": _s(NODELIST, "Node list, e.g. 'n[01-04]'."),
     "extra_directives": {"type": "array", "maxItems": 64, "items": _s(DIRECTIVE),
-                         "description": "Raw scheduler options ('--reservation=x'), one option per item, no spaces."},
+                         "description": "Raw scheduler options ('--reservation=x', '-pe mpi 8'), one option per item; "
+                                        "each scheduler allows its own list (docs/robustness.md)."},
 }, title="job_options", description="Scheduler request: resources, limits, notification.")
 
 BUILD = _obj({
@@ -239,7 +242,7 @@ APPLICATION = _obj({
 }, title="application", description="What to run.")
 
 TARGET = _obj({
-    "job_scheduler_type": _enum(SCHEDULERS, "Scheduler: %s." % scheduler_registry.describe()),
+    "job_scheduler_type": _enum(SCHEDULERS, "Scheduler: %s." % scheduler_table.DESCRIPTION),
     "name": _s(NAME, "Infrastructure name."),
     "container_engine": _enum(ENGINES, "Container runtime on the target.", default="apptainer"),
     "image_dir": _s(ABS_PATH, "Directory of pulled images on the target: .sif files, Charliecloud "

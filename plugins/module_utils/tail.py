@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The last lines of a file that is still being written (a job's output, a build log), read safely.
 
-Safely: only a regular file is read (a FIFO or a device put at the path never blocks or floods the
+Safely: only a regular file is read, opened without following a link (a link to a file the job could not read,
+or a FIFO or a device put at the path, never blocks, floods or leaks to the
 caller), at most ``MAX_BYTES`` from its end, decoded leniently, with control characters (terminal escape
 sequences included) shown as ``?`` and every line cut to ``MAX_LINE`` characters, so that what is shown on the
 user's terminal is plain text of bounded size whatever the file holds.
@@ -29,7 +30,7 @@ def last_lines(path, count=1):
     if not path or count <= 0:
         return []
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_NOCTTY", 0))
     except OSError:
         return []
     try:

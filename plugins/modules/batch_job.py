@@ -283,7 +283,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sodalite.modak.plugins.module_utils import bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.sodalite.modak.plugins.module_utils.commands import ModuleRunner
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.registry import NAMES
-from ansible_collections.sodalite.modak.plugins.module_utils.submit.job import (
+from ansible_collections.sodalite.modak.plugins.module_utils.job_control import (
     POLL_FLOOR_S, Request, JobFailed, SubmitError, run)
 
 ARGUMENT_SPEC = dict(

@@ -158,7 +158,7 @@ def test_the_container_build_role_writes_a_build_job_in_the_project(installed, p
                    "container_build_dsl_file": os.path.join(installed[2], "examples", "pytorch-cpu-slurm.yaml"),
                    "container_build_output_dir": str(project / "recipes"), "container_build_where": "slurm"}]}]))
     playbook(installed, project, str(book))
-    assert (project / "recipes" / "modak-build.sbatch").is_file()
+    assert len(list((project / "recipes").glob("modak-build-*.sbatch"))) == 1
     assert (project / "recipes" / "Singularity.def").is_file()
 
 

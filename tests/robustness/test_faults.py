@@ -15,7 +15,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils import pipeline, oc
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
-from ansible_collections.sodalite.modak.plugins.module_utils.submit.job import Request, run
+from ansible_collections.sodalite.modak.plugins.module_utils.job_control import Request, run
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
 
 SCRIPT = "#!/bin/bash\n#SBATCH --job-name=f\n#SBATCH --nodes=1\nsrun ./a\n"

@@ -67,7 +67,15 @@ def directive_cases():
         for sub in ("stagein=x@h:/etc/shadow", "stageout=/x@h:/etc/passwd", "x=FLAGS:ADVRES", "depend=afterok:1",
                     "group_list=root"):
             yield (scheduler, "-W %s" % sub)
-    for scheduler in ("slurm", "pbspro", "torque", "local"):
+    for scheduler in ("gridengine", "sge"):
+        for option, path in itertools.product(("-o", "-e", "-i", "-wd", "-jsv", "-S", "-@"), files):
+            yield (scheduler, "%s %s" % (option, path))
+        for directive in ("-u root", "-b y", "-ac modak=0f3c", "-sc modak=0f3c", "-dc modak", "-C X", "-clear",
+                          "-sync y", "-terse", "-w v", "-shell n", "-noshell", "-pty y"):
+            yield (scheduler, directive)
+    for name in ("lsf", "slurmx", "PBS"):
+        yield (name, "--reservation=x")
+    for scheduler in ("slurm", "pbspro", "torque", "local", "gridengine"):
         for value in ("modak:0f3c", "MODAK:0f3c", "modak:", "Modak:x"):
             yield (scheduler, "--comment=%s" % value)
             yield (scheduler, "--comment %s" % value)

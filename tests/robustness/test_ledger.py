@@ -8,7 +8,7 @@ import os
 
 from robustkit import record
 
-from ansible_collections.sodalite.modak.plugins.module_utils.submit import job
+from ansible_collections.sodalite.modak.plugins.module_utils import job_control as job
 
 TASKS = 32
 

@@ -162,3 +162,67 @@ def test_hostile_document_is_refused_fast_with_bounded_memory(name, tmp_path):
     assert figures["traced_peak"] < 64 * 1024 * 1024, figures            # Python allocations while loading
     assert figures["rss_kib"] - figures["base_kib"] < 128 * 1024, figures  # the process grew by < 128 MiB
     assert not os.path.exists("/tmp/modak-canary")
+
+
+
+# ---------------------------------------------------------------- hostile catalogs
+
+CATALOG_PROBE = r"""
+import json, resource, sys, time, tracemalloc
+sys.path.insert(0, sys.argv[1])
+from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+tracemalloc.start()
+start = time.perf_counter()
+outcome = "accepted"
+try:
+    ImageCatalog.from_file(sys.argv[2])
+except ModakError as exc:
+    outcome = "rejected: " + str(exc).splitlines()[-1][:200]
+seconds = time.perf_counter() - start
+peak = tracemalloc.get_traced_memory()[1]
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"outcome": outcome, "seconds": seconds, "traced_peak": peak, "rss_kib": rss, "base_kib": base}))
+"""
+CATALOG_ENTRY = "  - {name: a, uri: 'docker://example.org/a:1', framework: pytorch, version: '2.5.1', build: official}\n"
+HOSTILE_CATALOGS = dict(
+    ((name, text.replace("job:", "images:")) for name, text in HOSTILE_DOCUMENTS.items()
+     # 30,000 elements and 1 MiB strings are within a catalog's limits (a catalog of 10,000 images is larger)
+     if not name.startswith("json") and "long-string" not in name and "many-nodes" not in name),
+    **{"catalog-alias-bomb-391-bytes": alias_bomb().replace("job:", "images:"),
+       "catalog-key-twice": "images:\n  - name: a\n    uri: docker://example.org/a:1\n    uri: docker://evil.example/a:1\n"
+                            "    framework: pytorch\n    version: '2.5.1'\n    build: official\n",
+       "catalog-json-key-twice": '{"images": [], "images": [{"name": "x"}]}',
+       "catalog-4MiB": "images:\n" + CATALOG_ENTRY + "#" + "x" * (4 * 1024 * 1024) + "\n"})
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_CATALOGS))
+def test_hostile_catalog_is_refused_fast_with_bounded_memory(name, tmp_path):
+    """Catalog files go through the DSL's strict loader with their own limits (issue 19.4)."""
+    path = tmp_path / ("catalog.json" if "json" in name else "catalog.yaml")
+    path.write_text(HOSTILE_CATALOGS[name])
+    proc = subprocess.run([sys.executable, "-c", CATALOG_PROBE, os.path.join(ROOT, "collections"), str(path)],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    figures = json.loads(proc.stdout.splitlines()[-1])
+    ok = (figures["outcome"].startswith("rejected") and figures["seconds"] < 2.0
+          and figures["traced_peak"] < 64 * 1024 * 1024 and figures["rss_kib"] - figures["base_kib"] < 128 * 1024)
+    record("documents", hostile_catalogs=1, catalogs_refused_fast=int(ok),
+           max_catalog_ms=int(figures["seconds"] * 1000))
+    assert ok, (name, figures)
+    assert not os.path.exists("/tmp/modak-canary")
+
+
+def test_a_fifo_as_dsl_file_is_refused_at_once(tmp_path):
+    """Reading a FIFO blocks until a writer comes: a DSL file that is not a regular file is refused (19.12)."""
+    fifo = tmp_path / "dsl.yaml"
+    os.mkfifo(str(fifo))
+    probe = ("import sys; sys.path.insert(0, sys.argv[1])\n"
+             "from ansible_collections.sodalite.modak.plugins.module_utils import dsl\n"
+             "from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid\n"
+             "try:\n    dsl.load_file(sys.argv[2])\nexcept DslInvalid as exc:\n    print(exc.problems[0].message)\n")
+    proc = subprocess.run([sys.executable, "-c", probe, os.path.join(ROOT, "collections"), str(fifo)],
+                          capture_output=True, text=True, timeout=30, check=False)
+    record("documents", hostile=1, refused_fast=int("regular file" in proc.stdout))
+    assert "regular file" in proc.stdout, proc

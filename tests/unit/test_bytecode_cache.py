@@ -127,3 +127,21 @@ def test_an_entry_others_may_write_is_compiled_again_not_loaded(tmp_path):
     os.chmod(str(directory / name), 0o666)       # ... put where the entry of ANSWER = 11 is, writable by all
     result = run(zipped, tmp_path / "cache")
     assert result["answer"] == 11 and result["compiled"].count("sample.py") == 1
+
+
+def test_nothing_is_created_in_a_home_that_is_not_ours(tmp_path, monkeypatch):
+    """root running with another user's HOME (become without -H) leaves no root-owned ~/.cache there: the
+    directories are created only below a directory of this user that passes the trust check."""
+    from ansible_collections.sodalite.modak.plugins.module_utils import bytecode
+    home = tmp_path / "alice"
+    home.mkdir()
+    os.chown(str(home), 65534, 65534)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("MODAK_BYTECODE_CACHE", raising=False)
+    assert bytecode.cache_dir() is None
+    assert os.listdir(str(home)) == []
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    monkeypatch.setenv("HOME", str(mine))
+    assert bytecode.cache_dir() == str(mine / ".cache" / "modak" / "bytecode")

@@ -191,3 +191,33 @@ def test_the_ci_check_fails_on_a_dsl_whose_script_is_not_committed(tmp_path):
     git(tmp_path, "add", "jobs")
     git(tmp_path, "commit", "-qm", "its script")
     assert modak("optimise", "--check", "dsl/train.yaml", "-o", "jobs", cwd=str(tmp_path)).returncode == 0
+
+
+HOSTILE = "\x1b[2J\x9b31m\u202e\u2028\r\n"
+
+
+def test_validate_escapes_what_reaches_the_terminal(tmp_path):
+    """Keys and file names are shown with control characters, C1 controls, bidi overrides and line breaks escaped:
+    no escape sequence reaches the terminal and no line can be forged (such as 'x.yaml: valid')."""
+    from io import StringIO
+    from ansible_collections.sodalite.modak.plugins.module_utils import cli
+    name = tmp_path / ("evil%s\nforged.yaml: valid" % HOSTILE.replace("\n", ""))
+    name.write_text(json.dumps({"job": {"application": {"executable": "./a", "env%s\nforged: valid" % HOSTILE: 1},
+                                        "target": {"job_scheduler_type": "slurm"}}}))
+    out = StringIO()
+    status = cli.main(["validate", str(name)], stdout=out, stderr=StringIO())
+    assert status == 1
+    text = out.getvalue()
+    assert not any(c in text for c in "\x1b\x9b\u202e\u2028\r"), repr(text)
+    lines = text.splitlines()
+    assert not any(line.startswith("forged") for line in lines), lines
+    assert lines[0].endswith(": invalid, 1 problem(s)") and all(line.startswith("  ") for line in lines[1:]), lines
+
+
+def test_a_fifo_is_refused_at_once(tmp_path):
+    """A FIFO given as the DSL file would block reading forever: it is refused as not a regular file."""
+    fifo = tmp_path / "dsl.yaml"
+    os.mkfifo(str(fifo))
+    for args in (["validate", str(fifo)], ["optimise", "-o", str(tmp_path / "out"), str(fifo)]):
+        done = subprocess.run([MODAK] + args, capture_output=True, text=True, env=_env(), timeout=30, check=False)
+        assert done.returncode in (1, 2) and "regular file" in done.stdout + done.stderr, done

@@ -222,3 +222,16 @@ def test_a_program_word_bash_reads_as_a_job_is_refused(executable, arguments, pa
     # the reason, read from bash: even quoted, and even after 'command', '%1' is 'fg %1'
     proc = subprocess.run(["/bin/bash", "-c", "command -- '%1'"], capture_output=True, text=True, check=False)
     assert "fg" in proc.stderr
+
+
+@pytest.mark.parametrize("image", ["-Bx.sif", "--bind=/:/x.sif", "-x.sif", "-.sif"])
+def test_a_sif_path_that_reads_as_an_option_is_refused(image):
+    """'apptainer exec -Bx.sif ./app' would take the image as an option: a .sif path starts with a letter, digit,
+    '_', '.', '/' or '+'."""
+    from ansible_collections.sodalite.modak.plugins.module_utils import dsl as dsl_module
+    from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid as Invalid
+    doc = {"job": {"application": {"executable": "./app", "container_runtime": image},
+                   "target": {"job_scheduler_type": "slurm", "container_engine": "apptainer"}}}
+    with pytest.raises(Invalid) as info:
+        dsl_module.parse(doc)
+    assert [p.path for p in info.value.problems] == ["job.application.container_runtime"]

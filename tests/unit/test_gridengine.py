@@ -11,7 +11,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslIn
 from ansible_collections.sodalite.modak.plugins.module_utils.model import JobOptions, Settings
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import gridengine, registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import digest
-from ansible_collections.sodalite.modak.plugins.module_utils.submit.job import Request, run
+from ansible_collections.sodalite.modak.plugins.module_utils.job_control import Request, run
 
 FULL = JobOptions(
     job_name="full", queue="gpu", constraint="a100", walltime_s=30 * 3600, nodes=2, tasks_per_node=4,
@@ -190,7 +190,8 @@ def test_status_from_recorded_answers(job_id, answers, want):
     assert dict((key, getattr(status, key)) for key in want) == want
 
 
-def test_find_active_reads_the_context():
+def test_find_active_reads_the_context(monkeypatch):
+    monkeypatch.setattr(gridengine, "_user_name", lambda: "root")
     runner = FakeRunner([(["qstat", "-j", "probe"], (0, QSTAT_J, ""))])
     submitter = gridengine.GridEngineSubmitter(runner)
     assert submitter.find_active("probe", "abc") == "2"
@@ -221,3 +222,36 @@ def test_check_mode_and_submission_through_the_job(tmp_path):
     assert checked["msg"] == "verification: found suitable queue(s)" and checked["scheduler"] == "gridengine"
     result = run(Request(script=str(script)), runner)
     assert (result["job_id"], result["state"], result["job_name"]) == ("7", "HELD", "g")
+
+
+def _found(qstat_text, name="probe", script=None):
+    runner = FakeRunner([(["qstat", "-j", name], (0, qstat_text, ""))])
+    return gridengine.GridEngineSubmitter(runner, script=script).find_active(name, "abc")
+
+
+def test_find_active_adopts_only_our_own_job(monkeypatch):
+    """A job whose context holds our key is ours only with our user, our job name and our script."""
+    monkeypatch.setattr(gridengine, "_user_name", lambda: "root")
+    mine = QSTAT_J.replace("context:", "script_file:                /w/probe.sge\ncontext:")
+    assert _found(mine, script="/w/probe.sge") == "2"
+    assert _found(mine.replace("owner:                      root", "owner:                      mallory"),
+                  script="/w/probe.sge") is None
+    assert _found(mine, script="/w/other.sge") is None
+    assert _found(mine.replace("job_name:                   probe", "job_name:                   probe2")) is None
+    assert _found(QSTAT_J, script="/w/probe.sge") is None          # no script_file: cannot tell, not adopted
+
+
+@pytest.mark.parametrize("script,extra_args", [
+    ("#!/bin/bash\n#$ -ac modak=abc\nhostname\n", []),
+    ("#!/bin/bash\n#$ -N x -ac a=1,modak=abc\nhostname\n", []),
+    ("#!/bin/bash\n#$ -sc MODAK=abc\nhostname\n", []),
+    ("#!/bin/bash\nhostname\n", ["-ac", "modak=abc"]),
+    ("#!/bin/bash\nhostname\n", ["-dc", "modak"]),
+])
+def test_a_forged_key_is_refused(script, extra_args):
+    with pytest.raises(SubmitError, match="reserved"):
+        gridengine.GridEngineSubmitter(FakeRunner([])).check(script, extra_args)
+
+
+def test_other_contexts_pass():
+    gridengine.GridEngineSubmitter(FakeRunner([])).check("#!/bin/bash\n#$ -ac project=x\nhostname\n", ["-ac", "a=1"])

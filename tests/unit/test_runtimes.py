@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from helpers import ai_doc, with_
 from test_render import lint
@@ -10,6 +12,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils import pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, oci, registry
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
+from ansible_collections.sodalite.modak.plugins.module_utils.shell import quote as shell_quote
 
 IMAGE = Raw('"$IMAGE"')
 ENV = (("OMP_NUM_THREADS", "4"), ("X", "a b"))
@@ -50,7 +53,7 @@ def test_podman_without_command_runs_the_image_default():
 def test_charliecloud_run_line(gpu):
     # no GPU flag: NVIDIA libraries are injected into the image once (ch-fromhost), /dev is the host's
     assert argv("charliecloud", gpu) == [
-        "ch-run", "--set-env", "--set-env=OMP_NUM_THREADS=4", "--set-env=X=a b", "--private-tmp",
+        "ch-run", "--env-no-expand", "--set-env", Raw('--set-env="$MODAK_ENV_FILE"'), "--private-tmp",
         "-b", "/scratch/data:/data", "-b", "/home", "-b", Raw('"$PWD"'), "-c", Raw('"$PWD"'), IMAGE, "--",
         "python3", "train.py"]
 
@@ -79,6 +82,7 @@ def test_charliecloud_fetch_lines_pull_convert_and_inject_nvidia():
         "MODAK_IMAGE_DIR=/shared/ch",
         'mkdir -p "$MODAK_IMAGE_DIR"',
         'IMAGE="$MODAK_IMAGE_DIR/pytorch_2.13-%s"' % names.digest(uri),
+    ] + names.trust_lines() + [
         'if [ ! -d "$IMAGE" ]; then',
         '  ch-image pull %s && ch-convert -i ch-image -o dir %s "$IMAGE.part.$$" && '
         'ch-fromhost --nvidia "$IMAGE.part.$$" && mv -T "$IMAGE.part.$$" "$IMAGE"' % (ref, ref),
@@ -130,7 +134,8 @@ def test_scripts_of_every_engine_lint(engine, scheduler, catalog, tmp_path):
     text = pipeline.optimise(doc, catalog).script.text
     lint(text, tmp_path)
     run = text.rstrip().splitlines()[-1]
-    assert run.startswith({"charliecloud": "ch-run --set-env", "podman": "podman run --rm"}[engine]), run
+    assert run.startswith({"charliecloud": "ch-run --env-no-expand --set-env", "podman": "podman run --rm"}[engine]), run
+    assert "pwned" not in run, run                      # values never reach argv
 
 
 def test_podman_script_with_working_directory(catalog):
@@ -139,3 +144,77 @@ def test_podman_script_with_working_directory(catalog):
     text = pipeline.optimise(doc, catalog).script.text
     assert "cd /scratch/run" in text
     assert text.rstrip().endswith('--volume /scratch/run:/scratch/run --workdir /scratch/run "$IMAGE" python3 train.py')
+
+
+def test_charliecloud_values_stay_out_of_argv_and_literal():
+    """ch-run expands $NAME and strips single quotes in --set-env=NAME=VALUE words, and argv is public (ps): the
+    values go through a 0600 file written by bash builtins and read with --env-no-expand."""
+    runtime = registry.get("charliecloud")
+    env = (("A", "x $HOME y"), ("B", "it's"), ("C", "'q'"))
+    words = runtime.exec_argv(IMAGE, ["x"], env=env)
+    assert not any(value in str(word) for word in words for _name, value in env), words
+    assert words[:4] == ["ch-run", "--env-no-expand", "--set-env", Raw('--set-env="$MODAK_ENV_FILE"')]
+    assert runtime.env_lines(env) == [
+        'MODAK_ENV_FILE="$(mktemp "$PWD/.modak-env.XXXXXX")"', "trap 'rm -f \"$MODAK_ENV_FILE\"' EXIT",
+        'printf "%s=\'%s\'\\n" A "$A" B "$B" C "$C" >"$MODAK_ENV_FILE"']
+
+
+def test_charliecloud_env_file_holds_the_values_literally(tmp_path):
+    """The lines run by bash write NAME='value' lines that ch-run's file syntax reads back literally."""
+    import subprocess
+    env = (("A", "x $HOME y"), ("B", "it's"), ("C", "'q'"), ("D", "100%s \\n"))
+    script = "\n".join(["set -eo pipefail"] + ["export %s=%s" % (n, shell_quote(v)) for n, v in env]
+                       + registry.get("charliecloud").env_lines(env)
+                       + ['stat -c %a "$MODAK_ENV_FILE"', 'cat "$MODAK_ENV_FILE"', "trap - EXIT"])
+    done = subprocess.run(["bash", "-c", script], cwd=str(tmp_path), capture_output=True, text=True, check=True)
+    mode, *lines = done.stdout.splitlines()
+    assert mode == "600"
+    # ch-run strips one pair of outer single quotes and, with --env-no-expand, nothing else
+    assert [(line.split("=", 1)[0], line.split("=", 1)[1][1:-1]) for line in lines] == list(env)
+
+
+@pytest.mark.parametrize("engine", ["apptainer", "charliecloud"])
+@pytest.mark.parametrize("planted,refused", [
+    (None, False), ("own", False), ("other-user", True), ("writable", True), ("link", True)],
+    ids=["missing", "own", "other-user", "writable", "link"])
+def test_a_cached_image_is_run_only_when_it_is_the_users_own(tmp_path, engine, planted, refused):
+    """In a shared image directory anybody can put a file under the predictable cache name: the job stops before
+    running an image that is a link, another user's, or that others may change (run by bash, stub runtimes)."""
+    import subprocess
+    uri = "docker://example.org/x/app:1"
+    images = tmp_path / "images"
+    images.mkdir()
+    name = names.cache_name(uri, ".sif" if engine == "apptainer" else "")
+    target = images / name
+    if planted == "link":
+        (tmp_path / "elsewhere").write_text("x")
+        target.symlink_to(tmp_path / "elsewhere")
+    elif planted:
+        if engine == "apptainer":
+            target.write_text("planted")
+        else:
+            (target / "bin").mkdir(parents=True)
+            (target / "bin" / "sh").write_text("planted")
+        os.chmod(str(target), 0o777 if planted == "writable" and engine == "apptainer" else 0o755)
+        if planted == "writable" and engine == "charliecloud":
+            os.chmod(str(target / "bin" / "sh"), 0o666)
+        if planted == "other-user":
+            for root, dirs, files in os.walk(str(target)):
+                for entry in [root] + [os.path.join(root, f) for f in files + dirs]:
+                    os.chown(entry, 65534, 65534)
+            os.chown(str(target), 65534, 65534)
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    for tool in ("apptainer", "ch-image", "ch-convert", "ch-fromhost"):
+        (stubs / tool).write_text('#!/bin/sh\necho "%s $*" >> %s\n[ "$1" = pull ] && [ "$2" = --force ] && echo sif > "$3"\n'
+                                  '[ "$1" = -i ] && mkdir -p "$6"\nexit 0\n' % (tool, tmp_path / "calls"))
+        (stubs / tool).chmod(0o755)
+    lines = registry.get(engine).fetch_lines(uri, shell_quote(str(images)))
+    done = subprocess.run(["bash", "-c", "set -eo pipefail\n" + "\n".join(lines) + "\necho USING $IMAGE"],
+                          env=dict(os.environ, PATH="%s:%s" % (stubs, os.environ["PATH"]), USER="u"),
+                          capture_output=True, text=True, check=False)
+    if refused:
+        assert done.returncode == 1 and "not this user's own image" in done.stderr, done
+        assert not (tmp_path / "calls").exists()
+    else:
+        assert done.returncode == 0 and "USING" in done.stdout, done

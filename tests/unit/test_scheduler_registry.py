@@ -10,7 +10,7 @@ import yaml
 from helpers import ROOT
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, schema
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry, table
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import Scheduler
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import Submitter
 from ansible_collections.sodalite.modak.plugins.modules import batch_job
@@ -42,7 +42,7 @@ def test_batch_job_choices_are_the_registry_names():
 
 def test_schema_enum_and_dsl_aliases_come_from_the_registry():
     assert schema.TARGET["properties"]["job_scheduler_type"]["enum"] == list(registry.ALL_NAMES)
-    assert dsl.SCHEDULER_ALIASES == registry.ALIASES
+    assert dsl.SCHEDULER_ALIASES == registry.ALIASES == table.ALIASES
 
 
 def test_tosca_dsl_type_takes_every_dsl_word():
@@ -56,7 +56,7 @@ def test_tosca_dsl_type_takes_every_dsl_word():
 
 def test_every_backend_offers_the_interface():
     seen = set()
-    for backend in registry.BACKENDS:
+    for backend in registry.backends():
         assert issubclass(backend, Submitter) and issubclass(backend.writer, Scheduler)
         assert backend.writer.name == backend.name
         for method in ("submit", "status", "cancel", "find_active", "claims", "name_of"):
@@ -64,7 +64,7 @@ def test_every_backend_offers_the_interface():
         words = {backend.name} | set(backend.aliases)
         assert not words & seen, words
         seen |= words
-    assert [b.name for b in registry.BACKENDS if b.fallback] == [registry.FALLBACK]
+    assert [b.name for b in registry.backends() if b.fallback] == [registry.FALLBACK]
 
 
 @pytest.mark.parametrize("word", registry.ALL_NAMES)

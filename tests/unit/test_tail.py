@@ -45,3 +45,14 @@ def test_a_fifo_does_not_block(tmp_path):
     reader.start()
     reader.join(5)
     assert found == [[]]
+
+
+def test_a_link_is_not_followed(tmp_path):
+    """A job output that is a symbolic link (to a file the job may not read, /etc/shadow in the review) shows
+    nothing: the file is opened without following links."""
+    secret = tmp_path / "secret"
+    secret.write_text("root:$6$hash:19000::::::\n")
+    link = tmp_path / "job.out"
+    link.symlink_to(secret)
+    assert tail.last_lines(str(link), 3) == []
+    assert tail.last_lines(str(secret), 3) == ["root:$6$hash:19000::::::"]

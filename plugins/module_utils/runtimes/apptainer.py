@@ -66,6 +66,7 @@ class Apptainer(object):
             "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
             'mkdir -p "$MODAK_IMAGE_DIR"',
             'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri, ".sif"),
+        ] + names.trust_lines() + [
             'if [ ! -s "$IMAGE" ]; then',
             '  %s && mv -f "$IMAGE.part.$$" "$IMAGE"' % pull,
             "fi",

@@ -15,6 +15,12 @@ over TCP and Slurm's PMI-2 through the inherited ``PMI_FD``; each ``ch-run`` has
 what crosses it is switched off: PMIx's shared-memory data store, which lives in slurmd's spool directory
 (``PMIX_MCA_gds=hash``), Open MPI's cross-process copy CMA (``OMPI_MCA_btl_vader_single_copy_mechanism=none``)
 and UCX's access to a peer's /proc (``UCX_POSIX_USE_PROC_LINK=n``, MPICH's shared memory).
+
+The job's variables never appear in ch-run's argv (which every user on the node can read with ``ps``) and are
+never expanded: the script writes them, from the variables it exported, with bash's builtin ``printf`` into a
+file only the user can read (``mktemp``: 0600) in the working directory (shared, so ch-run on every node reads
+it), as ``NAME='value'`` lines (ch-run strips the outer quotes), read with ``--env-no-expand``; the file is
+removed when the script ends. Podman passes them by name (``--env NAME``) and Apptainer inherits them.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.runtimes.apptainer 
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
 PWD = Raw('"$PWD"')
+ENV_FILE = Raw('--set-env="$MODAK_ENV_FILE"')
 # ch-image and ch-run name their storage after $USER and refuse to start without it; a batch job started by an
 # orchestrator or a cron job may not have it
 USER_LINE = 'export USER="${USER:-$(id -un)}"'
@@ -54,21 +61,32 @@ class Charliecloud(object):
     def convert_argv(self, ref, dest):
         return ["ch-convert", "-i", "ch-image", "-o", "dir", ref, dest]
 
+    def env_lines(self, env):
+        """Lines that write the job's variables (already exported) into the file ch-run reads (see above)."""
+        if not env:
+            return []
+        pairs = " ".join('%s "$%s"' % (name, name) for name, _value in env)
+        return ['MODAK_ENV_FILE="$(mktemp "$PWD/.modak-env.XXXXXX")"',
+                "trap 'rm -f \"$MODAK_ENV_FILE\"' EXIT",
+                "printf \"%%s='%%s'\\n\" %s >\"$MODAK_ENV_FILE\"" % pairs]
+
     def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, mpi=None,
                   host_env=()):
         """``ch-run``; the current directory is bound and entered: ``cwd`` (already among ``binds``) or $PWD.
 
-        ``mpi`` (not None: a rank of an MPI launch) adds MPI_ENV before the job's variables, which may override it.
-        ``host_env`` (names set on the host, such as a training rank) needs no flag: ch-run passes the environment.
+        ``mpi`` (not None: a rank of an MPI launch) adds MPI_ENV (fixed words, no user value) before the job's
+        variables, which may override it. ``host_env`` (names set on the host, such as a training rank) needs no
+        flag: ch-run passes the environment.
         """
         del host_env
         if not argv:
             raise DslInvalid([DslProblem("job.application.executable", "is required with charliecloud: "
                                          "ch-run has no runscript", hint="name the program to run in the image")])
-        words = [self.binary, "--set-env"]
+        words = [self.binary, "--env-no-expand", "--set-env"]
         if mpi is not None:
             words.extend("--set-env=%s=%s" % pair for pair in MPI_ENV)
-        words.extend("--set-env=%s=%s" % (name, value) for name, value in env)
+        if env:
+            words.append(ENV_FILE)      # the job's variables, on top of the image's (env_lines wrote the file)
         words.extend(self.gpu_flags(gpu_vendor))
         words.append("--private-tmp")
         for bind in binds:
@@ -109,6 +127,7 @@ class Charliecloud(object):
             "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
             'mkdir -p "$MODAK_IMAGE_DIR"',
             'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri),
+        ] + names.trust_lines() + [
             'if [ ! -d "$IMAGE" ]; then',
             "  %s" % " && ".join(shell.command(step) for step in steps if step),
             "fi",

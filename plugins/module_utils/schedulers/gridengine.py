@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import math
+import os
+import pwd
 import re
 import time
 
@@ -179,6 +181,18 @@ class GridEngine(Scheduler):
 # -- submission: qsub -terse, qstat -j, qacct -j, qdel --------------------------------------------------------------
 
 CONTEXT = "modak"                       # qsub -ac modak=<digest>: the job's content hash, read back by qstat -j
+# raw options extra_directives may carry. Left out: -o, -e, -i, -wd, -jsv, -@ (files and directories), -u (a user),
+# -S, -shell, -b, -noshell (what runs the job), -C (the directive prefix), -clear (drops modak's own lines), -ac,
+# -sc, -dc (the context holds batch_job's key), -sync, -terse, -pty (how qsub answers) and -w v|p (verify only).
+# -pe takes two words: the parallel environment and the slots.
+ALLOWED_OPTIONS = dict(dict.fromkeys((
+    "-l", "-P", "-p", "-ar", "-binding", "-ckpt", "-c", "-dl", "-h", "-hard", "-soft", "-hold_jid_ad", "-js",
+    "-masterq", "-notify")), **{"-pe": 2, "-R": ("y", "n"), "-r": ("y", "n"), "-now": ("y", "n"),
+                                "-w": ("e", "w", "n")})
+TYPED_OPTIONS = {"-N": "job_name", "-q": "queue", "-A": "account", "-t": "job_array", "-tc": "job_array",
+                 "-hold_jid": "job_dependency", "-a": "defer_job", "-m": "request_event_notification",
+                 "-M": "email_address", "-V": "copy_environment", "-v": "copy_environment_variable",
+                 "-o": "standard_output_file", "-e": "standard_error_file", "-j": "combine_stdout_stderr"}
 ACTIVE = {"r": "RUNNING", "t": "TRANSIT", "R": "RUNNING", "s": "SUSPENDED", "S": "SUSPENDED", "T": "SUSPENDED",
           "h": "HELD", "w": "PENDING", "q": "PENDING", "d": "EXITING", "E": "ERROR"}
 
@@ -212,6 +226,28 @@ def job_name(script_text, script_path, extra_args=()):
         if name:
             return name
     return script_path.rstrip("/").split("/")[-1]
+
+
+def _user_name():
+    return pwd.getpwuid(os.getuid()).pw_name
+
+
+def check_context(script_text, extra_args=()):
+    """Refuse a context variable named ``modak`` set by the script or the arguments: ``-ac modak=<sha256>`` is
+    batch_job's idempotence key, which it sets itself; a forged one could pass one job off as another."""
+    words = directive_words(script_text, "#$") + list(extra_args)
+    for i, word in enumerate(words[:-1]):
+        if word in ("-ac", "-sc", "-dc"):
+            names = [item.split("=", 1)[0].strip().lower() for item in words[i + 1].split(",")]
+            if CONTEXT in names:
+                raise SubmitError("%s %s: the context variable %r is reserved for batch_job's idempotence key (the "
+                                  "content hash it sets itself); use another name" % (word, words[i + 1], CONTEXT))
+
+
+def owned_by_us(fields, name, script_path):
+    """A job found by its context is ours only when it also has our user, our job name and our script."""
+    return (fields.get("owner") == _user_name() and fields.get("job_name") == name
+            and (script_path is None or fields.get("script_file") == script_path))
 
 
 def parse_job_id(out):
@@ -290,6 +326,8 @@ class GridEngineSubmitter(Submitter):
     aliases = ("sge",)
     writer = GridEngine
     prefix = "#$"
+    allowed_options = ALLOWED_OPTIONS
+    typed_options = TYPED_OPTIONS
     accounting_tries = 10            # qmaster writes the accounting record just after the job leaves qstat
     accounting_pause = 0.5
 
@@ -312,14 +350,19 @@ class GridEngineSubmitter(Submitter):
         return parse_job_id(out)
 
     def find_active(self, name, digest):
-        """qstat -j <name> shows every queued or running job of that name with its context."""
+        """qstat -j <name> shows every queued or running job of that name, whoever owns it, with its context: a job
+        is the same only with our key, our user, our job name and our script (as the Slurm side checks)."""
         rc, out, _err = self.runner.run(show_argv(name), check=False)
         if rc != 0:
             return None
         for fields in parse_fields(out):
-            if "%s=%s" % (CONTEXT, digest) in fields.get("context", "").split(","):
+            if ("%s=%s" % (CONTEXT, digest) in fields.get("context", "").split(",")
+                    and owned_by_us(fields, name, self.script_path)):
                 return fields.get("job_number")
         return None
+
+    def check(self, script_text, extra_args=()):
+        check_context(script_text, extra_args)
 
     def status(self, job_id):
         rc, out, err = self.runner.run(show_argv(job_id), check=False)

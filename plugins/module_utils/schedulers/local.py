@@ -5,8 +5,17 @@
 
 from __future__ import annotations
 
+import os
+import re
+import shlex
+import signal
+import subprocess
+import time
+
 from ansible_collections.sodalite.modak.plugins.module_utils import shell
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import Scheduler
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import JobStatus, Submitter
 
 
 def _target(name):
@@ -53,17 +62,6 @@ class Local(Scheduler):
 
 
 # -- submission: bash in the background, in its own session; the job id is the process id --------------------------
-import os  # noqa: E402
-import re  # noqa: E402
-import shlex  # noqa: E402
-import signal  # noqa: E402
-import subprocess  # noqa: E402
-import time  # noqa: E402
-
-from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError  # noqa: E402
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (  # noqa: E402
-    JobStatus, Submitter)
-
 STATE_DIR = ".modak"
 # fixed text; values arrive as positional parameters: $0 script, $1 state directory, $2 output prefix.
 # $$ is this bash's pid, which is the job id (the process leads its own session: start_new_session).
@@ -120,6 +118,7 @@ class LocalSubmitter(Submitter):
     aliases = ("none", "bash")
     writer = Local
     fallback = True
+    batch = False                       # no directive is written: extra_directives are ignored, with a warning
 
     def __init__(self, runner, chdir=None, script=None, job_name=None):
         super(LocalSubmitter, self).__init__(runner, chdir, script, job_name or "job")

@@ -5,8 +5,14 @@
 
 from __future__ import annotations
 
+import os
+import re
+
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
     Scheduler, opt, pbs_begin, pbs_events, pbs_job_name)
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (
+    JobStatus, Submitter, directive_words, elapsed_seconds, option_value)
 
 
 class PbsFamily(Scheduler):
@@ -39,13 +45,17 @@ class PbsFamily(Scheduler):
         ]
 
 
-# -- submission: qsub, qstat -f, qdel -------------------------------------------------------------------------------
-import os  # noqa: E402
-import re  # noqa: E402
+# -- raw options both dialects allow in extra_directives, and those with a typed field -------------------------------
+# qsub's -o, -e, -d, -w name files or directories, -u and -P (Torque) change the user, -S and -C the interpreter
+# and the directive prefix, -W stagein/stageout copy files: none is listed.
+COMMON_OPTIONS = dict.fromkeys(("-l", "-p", "-r", "-h"))
+TYPED_OPTIONS = {"-N": "job_name", "-q": "queue", "-A": "account", "-a": "defer_job",
+                 "-m": "request_event_notification", "-M": "email_address", "-V": "copy_environment",
+                 "-v": "copy_environment_variable", "-o": "standard_output_file", "-e": "standard_error_file",
+                 "-j": "combine_stdout_stderr", "-J": "job_array", "-t": "job_array", "-n": "node_exclusive"}
 
-from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError  # noqa: E402
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (  # noqa: E402
-    JobStatus, Submitter, directive_words, elapsed_seconds, option_value)
+
+# -- submission: qsub, qstat -f, qdel -------------------------------------------------------------------------------
 
 # one-letter job states -> words; finished jobs (C, F) are told apart by their exit status
 STATES = {"Q": "QUEUED", "R": "RUNNING", "H": "HELD", "W": "WAITING", "T": "TRANSIT", "E": "EXITING",
@@ -102,6 +112,7 @@ class PbsSubmitter(Submitter):
 
     prefix = "#PBS"
     status_argv = staticmethod(status_argv)
+    typed_options = TYPED_OPTIONS
 
     @classmethod
     def name_of(cls, script_text, script_path, extra_args=()):

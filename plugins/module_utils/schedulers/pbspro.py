@@ -9,7 +9,9 @@ import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
     cannot, hms, opt, refuse, task_chunks)
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import PbsFamily
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import (
+    COMMON_OPTIONS, PbsFamily, PbsSubmitter)
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import directive_words
 
 GPU_TYPE_RESOURCE = "gpu_type"    # the chunk resource for the GPU model when the site names none
 
@@ -101,9 +103,9 @@ class PbsPro(PbsFamily):
 
 
 # -- submission: qsub, qstat -x -f (finished jobs too), qdel --------------------------------------------------------
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import PbsSubmitter  # noqa: E402
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (  # noqa: E402
-    directive_words)
+# raw options: the common ones, -P project and -W with attributes that name no file (not stagein, stageout, depend)
+ALLOWED_OPTIONS = dict(COMMON_OPTIONS, **{"-P": None, "-W": ("umask", "sandbox", "block", "run_count",
+                                                             "max_run_subjobs")})
 
 
 def status_argv(job_id):
@@ -115,6 +117,7 @@ class PbsProSubmitter(PbsSubmitter):
     aliases = ("pbs",)
     writer = PbsPro
     status_argv = staticmethod(status_argv)
+    allowed_options = ALLOWED_OPTIONS
 
     @classmethod
     def claims(cls, text):

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import os
 
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
     Scheduler, cannot, hms, opt, refuse)
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (
+    ACTIVE_STATES, JobStatus, Submitter, directive_words, elapsed_seconds, option_value)
 
 
 def gres(options, settings):
@@ -77,11 +80,39 @@ class Slurm(Scheduler):
         refuse(problems)
         return [line for line in lines if line], []
 
+# -- raw options: what extra_directives may carry (schedulers/extra.py checks them) --------------------------------
+# sbatch takes abbreviations of long options and options that name files (--output, --chdir, --export-file),
+# change who runs the job (--uid) or what runs (--wrap): only options that do neither are listed. Options with a
+# typed field are refused with the field to use, so that they pass that field's checks.
+ALLOWED_OPTIONS = dict.fromkeys((
+    "--acctg-freq", "--cluster-constraint", "--clusters", "--comment", "--contiguous", "--core-spec",
+    "--cores-per-socket", "--cpu-freq", "--cpus-per-gpu", "--deadline", "--delay-boot", "--distribution", "--exclude",
+    "--exclusive", "--extra", "--extra-node-info", "--gpu-bind", "--gpu-freq", "--gpus", "--gpus-per-node",
+    "--gpus-per-socket", "--gpus-per-task", "--gres", "--gres-flags", "--hint", "--hold", "--ignore-pbs",
+    "--kill-on-invalid-dep", "--licenses", "--mcs-label", "--mem-bind", "--mem-per-gpu", "--mincpus", "--network",
+    "--nice", "--no-kill", "--no-requeue", "--ntasks-per-core", "--ntasks-per-gpu", "--ntasks-per-socket",
+    "--open-mode", "--overcommit", "--oversubscribe", "--power", "--prefer", "--priority", "--profile", "--propagate",
+    "--reboot", "--requeue", "--reservation", "--segment", "--signal", "--sockets-per-node", "--spread-job",
+    "--switches", "--thread-spec", "--threads-per-core", "--time-min", "--tmp", "--tres-per-task", "--use-min-nodes",
+    "--wckey",
+    # short forms: -B extra-node-info, -G gpus, -H hold, -L licenses, -M clusters, -O overcommit, -S core-spec,
+    # -k no-kill, -m distribution, -s oversubscribe, -x exclude
+    "-B", "-G", "-H", "-L", "-M", "-O", "-S", "-k", "-m", "-s", "-x"))
+TYPED_OPTIONS = {
+    "--output": "standard_output_file", "-o": "standard_output_file", "--error": "standard_error_file",
+    "-e": "standard_error_file", "--job-name": "job_name", "-J": "job_name", "--partition": "partition",
+    "-p": "partition", "--account": "account", "-A": "account", "--qos": "qos", "-q": "qos",
+    "--time": "wall_time_limit", "-t": "wall_time_limit", "--nodes": "node_count", "-N": "node_count",
+    "--ntasks": "core_count", "-n": "core_count", "--ntasks-per-node": "process_count_per_node",
+    "--cpus-per-task": "core_count_per_process", "-c": "core_count_per_process", "--mem": "memory_limit",
+    "--mem-per-cpu": "minimum_memory_per_processor", "--array": "job_array", "-a": "job_array",
+    "--dependency": "job_dependency", "-d": "job_dependency", "--begin": "defer_job", "-b": "defer_job",
+    "--mail-type": "request_event_notification", "--mail-user": "email_address",
+    "--export": "copy_environment_variable", "--nodelist": "request_specific_nodes", "-w": "request_specific_nodes",
+    "--constraint": "architecture_constraint", "-C": "architecture_constraint"}
+
 
 # -- submission: sbatch --parsable, squeue/scontrol show job -o, then sacct -c (the job-completion log) -------------
-from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError  # noqa: E402
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (  # noqa: E402
-    ACTIVE_STATES, JobStatus, Submitter, directive_words, elapsed_seconds, option_value)
 
 COMMENT_PREFIX = "modak:"
 QUEUED_STATES = "PENDING,RUNNING,CONFIGURING,COMPLETING,SUSPENDED,REQUEUED,RESIZING"
@@ -185,6 +216,8 @@ class SlurmSubmitter(Submitter):
     name = "slurm"
     writer = Slurm
     prefix = "#SBATCH"
+    allowed_options = ALLOWED_OPTIONS
+    typed_options = TYPED_OPTIONS
 
     @classmethod
     def name_of(cls, script_text, script_path, extra_args=()):

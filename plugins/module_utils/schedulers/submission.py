@@ -4,8 +4,9 @@
 """The submission side of a scheduler: the small interface every backend offers, and what they share.
 
 A scheduler module (``schedulers/<name>.py``) holds both sides of one scheduler: its directive class
-(pure, used by render.py) and its ``Submitter`` (argv, parsing and states, used by ``submit/job.py``).
-``schedulers/registry.py`` lists the submitters; each names its directive class as ``writer``.
+(pure, used by render.py), its ``Submitter`` (argv, parsing and states, used by ``job_control.py``) and the raw
+options ``extra_directives`` may carry. ``schedulers/registry.py`` lists the modules; each submitter names its
+directive class as ``writer``.
 """
 
 from __future__ import annotations
@@ -44,7 +45,11 @@ class Submitter(object):
 
     Class attributes: ``name`` (the registry's name), ``aliases`` (other names the DSL accepts),
     ``writer`` (the directive class of the same scheduler), ``prefix`` (its directive prefix, which
-    ``claims`` looks for), ``fallback`` (True for the one backend that takes scripts nobody claims).
+    ``claims`` looks for), ``fallback`` (True for the one backend that takes scripts nobody claims), ``batch``
+    (False for a run without a scheduler, which writes no directive), ``allowed_options`` (the raw options
+    ``extra_directives`` may carry: option with its dashes -> None for any value, or the values allowed; a batch
+    scheduler that declares none refuses every raw option) and ``typed_options`` (option -> the job_options field
+    to use instead). ``schedulers/table.py`` is generated from these declarations (``make schema``).
     Optional method: ``test_only(script, extra_args)``, a check without submitting (check mode).
     """
 
@@ -53,6 +58,9 @@ class Submitter(object):
     writer = None
     prefix = None
     fallback = False
+    batch = True
+    allowed_options = {}
+    typed_options = {}
 
     def __init__(self, runner, chdir=None, script=None, job_name=None):
         self.runner = runner

@@ -9,7 +9,8 @@ import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
     cannot, hms, opt, refuse, task_chunks)
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import PbsFamily
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import (
+    COMMON_OPTIONS, PbsFamily, PbsSubmitter)
 
 
 def nodes(options, settings, warnings, problems):
@@ -67,7 +68,8 @@ class Torque(PbsFamily):
 
 
 # -- submission: qsub, qstat -f, qdel -------------------------------------------------------------------------------
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import PbsSubmitter  # noqa: E402
+# raw options: the common ones, -f (fault tolerant), -L (NUMA resources) and -W umask|block
+ALLOWED_OPTIONS = dict(COMMON_OPTIONS, **{"-f": None, "-L": None, "-W": ("umask", "block")})
 
 
 class TorqueSubmitter(PbsSubmitter):
@@ -75,3 +77,4 @@ class TorqueSubmitter(PbsSubmitter):
 
     name = "torque"
     writer = Torque
+    allowed_options = ALLOWED_OPTIONS

@@ -45,7 +45,7 @@ def test_job_completed_inside_the_container_and_shows_the_loss(demo, engine):
 def test_the_job_scripts_run_the_engines(demo):
     out = demo["work"] / "out"
     ch = (out / "mnist-demo-charliecloud.sbatch").read_text()
-    assert "ch-image pull 127.0.0.1:" in ch and "\nch-run --set-env " in ch
+    assert "ch-image pull 127.0.0.1:" in ch and "\nch-run --env-no-expand --set-env " in ch
     podman = (out / "mnist-demo-podman.sbatch").read_text()
     assert "\npodman run --rm --network=host" in podman
     images = os.listdir(demo["work"] / "images")

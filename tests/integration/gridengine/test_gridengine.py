@@ -112,3 +112,30 @@ def test_wall_time_limit_ends_the_job_as_timeout(gridengine, play, tmp_path):
     proc, r = play(batch_job(script=script, wait=True, poll_interval=0.5, wait_timeout=90, fail_on_job_error=False))
     assert r and not r.get("failed"), (proc.stdout, r)
     assert r["state"] == "TIMEOUT", r
+
+
+def test_a_job_carrying_our_key_with_another_script_is_not_adopted(gridengine, play, tmp_path):
+    """A held job with the same name and a forged context (our content hash) but another script is not taken as
+    ours: the real job is submitted, and qstat -j's owner, job_name and script_file identify it."""
+    script, _result = optimised(tmp_path, {"job_name": "ge-forged"})
+    decoy = tmp_path / "decoy.sge"
+    decoy.write_text("#!/bin/bash\n#$ -N ge-forged\n#$ -cwd\nhostname\n")
+    forged = subprocess.run(["qsub", "-terse", "-h", "-ac", "modak=%s" % ge_digest(script, ["-h"]), str(decoy)],
+                            env=gridengine, capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        proc, r = play(batch_job(script=script, extra_args=["-h"]))
+        assert r and r["changed"] and r["job_id"] != forged, (proc.stdout, r)
+        fields, text = qstat_j(gridengine, r["job_id"])
+        assert fields["script_file"] == script and fields["job_name"] == "ge-forged", text
+        proc, again = play(batch_job(script=script, extra_args=["-h"]))
+        assert again["changed"] is False and again["job_id"] == r["job_id"], again
+    finally:
+        subprocess.run(["qdel", forged] + ([r["job_id"]] if r and r.get("job_id") else []), env=gridengine,
+                       capture_output=True, check=False)
+
+
+def test_a_forged_key_in_the_script_is_refused(gridengine, play, tmp_path):
+    script = tmp_path / "forge.sge"
+    script.write_text("#!/bin/bash\n#$ -N forge\n#$ -ac modak=0123\nhostname\n")
+    proc, r = play(batch_job(script=str(script)))
+    assert r["failed"] and "reserved" in r["msg"] and not r.get("job_id"), (proc.stdout, r)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 
-from ansible_collections.sodalite.modak.plugins.module_utils.submit import job
+from ansible_collections.sodalite.modak.plugins.module_utils import job_control as job
 
 
 def task(**args):

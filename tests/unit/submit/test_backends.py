@@ -9,7 +9,7 @@ from fake_runner import FakeRunner
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import digest
-from ansible_collections.sodalite.modak.plugins.module_utils.submit.job import Request, run
+from ansible_collections.sodalite.modak.plugins.module_utils.job_control import Request, run
 
 SLURM = "#!/bin/bash\n#SBATCH --job-name=t\nsrun ./a\n"
 TORQUE = "#!/bin/bash\n#PBS -N t\n#PBS -l nodes=1:ppn=1\n./a\n"

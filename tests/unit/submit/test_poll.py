@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.sodalite.modak.plugins.module_utils.submit import job
+from ansible_collections.sodalite.modak.plugins.module_utils import job_control as job
 
 
 @pytest.mark.parametrize("interval", [0, -1, 0.001])

@@ -6,7 +6,7 @@ import pytest
 from fake_runner import FakeRunner
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
-from ansible_collections.sodalite.modak.plugins.module_utils.submit.job import JobFailed, Request, run
+from ansible_collections.sodalite.modak.plugins.module_utils.job_control import JobFailed, Request, run
 
 SHOW = ["scontrol", "show", "job", "-o", "42"]
 

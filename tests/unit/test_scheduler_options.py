@@ -1,0 +1,131 @@
+"""The raw options extra_directives may carry: each scheduler declares its own allow-list in its module, the light
+table the DSL reads is generated from those declarations, and validating a DSL loads no backend."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+from helpers import ROOT
+
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, dsl_rules
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import extra, registry, table
+
+
+def _doc(scheduler, directives, **target):
+    return {"job": {"job_options": {"job_name": "h", "extra_directives": directives},
+                    "application": {"executable": "./app"},
+                    "target": dict({"job_scheduler_type": scheduler}, **target)}}
+
+
+def _problems(doc):
+    try:
+        dsl.parse(doc)
+    except DslInvalid as exc:
+        return exc.problems
+    return []
+
+
+# what the review planted through Grid Engine's #$ lines: files, the shell, the directory, the user, a binary, the key
+GE_HOSTILE = ["-o /etc/cron.d/x", "-e /etc/cron.d/x", "-S /tmp/sh", "-wd /root", "-u root", "-b y", "-ac modak=abc",
+              "-sc modak=abc", "-i /etc/shadow", "-jsv /tmp/x", "-C X", "-clear", "-sync y", "-terse", "-w v",
+              "-shell n", "-noshell", "-@ /tmp/opts", "-cwd"]
+
+
+@pytest.mark.parametrize("scheduler", ["gridengine", "sge"])
+@pytest.mark.parametrize("directive", GE_HOSTILE)
+def test_grid_engine_refuses_options_outside_its_list(scheduler, directive):
+    problems = _problems(_doc(scheduler, [directive]))
+    assert [p.path for p in problems] == ["job.job_options.extra_directives[0]"], (directive, problems)
+
+
+@pytest.mark.parametrize("directive", ["-l gpu=1", "-pe mpi 8", "-P physics", "-p -10", "-w e", "-R y", "-r n",
+                                       "-ar 12", "-binding linear:4", "-l scratch=10G", "-hold_jid_ad 7", "-js 10",
+                                       "-ckpt blcr", "-now n", "-notify", "-h", "-masterq all.q@n1"])
+def test_grid_engine_takes_the_options_it_declares(directive):
+    assert _problems(_doc("gridengine", [directive])) == []
+
+
+@pytest.mark.parametrize("directive", ["-N x", "-q all.q", "-A acct", "-t 1-4", "-tc 2", "-hold_jid 4", "-m e",
+                                       "-M me@example.org", "-V", "-v A=1", "-j y", "-a 202601010000"])
+def test_grid_engine_names_the_typed_field(directive):
+    problems = _problems(_doc("gridengine", [directive]))
+    assert len(problems) == 1 and "job_options." in problems[0].hint, problems
+
+
+def test_an_unknown_scheduler_lets_no_directive_through():
+    assert extra.problem("lsf", "--output=/etc/x") is not None
+    assert dsl_rules.directive_problems(["-o /etc/x"], "lsf")
+
+
+def test_a_batch_scheduler_that_declares_no_option_refuses_every_one(monkeypatch):
+    monkeypatch.setitem(table.OPTIONS, "torque", ({}, {}))
+    found = extra.problem("torque", "-l nodes=1")
+    assert found and "declares no" in found[0]
+
+
+def test_every_batch_scheduler_declares_its_list():
+    for name in registry.NAMES:
+        backend = registry.submitter(name)
+        if backend.batch:
+            assert backend.allowed_options, name
+            assert table.OPTIONS[name] == (backend.allowed_options, backend.typed_options)
+        else:
+            assert name not in table.OPTIONS
+
+
+def _exporter():
+    spec = importlib.util.spec_from_file_location("export_scheduler_table",
+                                                  os.path.join(ROOT, "scripts", "export_scheduler_table.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_light_table_is_current():
+    with open(os.path.join(ROOT, "plugins", "module_utils", "schedulers", "table.py"), encoding="utf-8") as handle:
+        assert handle.read() == _exporter().render(), "run make schema after changing a scheduler module"
+
+
+def test_aliases_come_from_the_registry_alone():
+    assert not hasattr(dsl_rules, "SCHEDULER_ALIASES")
+    assert table.ALIASES["sge"] == "gridengine"
+    assert dsl_rules.scheduler_of({"job": {"target": {"job_scheduler_type": "sge"}}}) == "gridengine"
+    # queue_type and job_scheduler_type naming the same scheduler, one by its alias, do not differ
+    assert _problems(_doc("gridengine", [], queue_type="sge")) == []
+
+
+PROBE = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, schema  # noqa
+for name in ("pytorch-cpu-slurm.yaml",):
+    dsl.parse(dsl.load_file(sys.argv[2] + "/examples/" + name))
+doc = {"job": {"application": {"executable": "./a"}, "target": {"job_scheduler_type": "sge"},
+               "job_options": {"extra_directives": ["-l gpu=1"]}}}
+dsl.parse(doc)
+prefix = "ansible_collections.sodalite.modak.plugins.module_utils."
+print(" ".join(sorted(m for m in sys.modules if m in (prefix + "commands", prefix + "job_control")
+                      or (m.startswith(prefix + "schedulers.") and m.rsplit(".", 1)[1] not in ("table", "extra")))))
+"""
+
+
+def test_validating_a_dsl_loads_no_backend_and_no_process_code():
+    """Neither a scheduler backend nor modak's command runner (archspec, which reads the CPU, is not modak's)."""
+    done = subprocess.run([sys.executable, "-c", PROBE, ROOT + "/collections", ROOT], capture_output=True,
+                          text=True, check=True)
+    assert done.stdout.strip() == ""
+
+
+def test_a_backend_loads_on_first_use():
+    done = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]);"
+                           "from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry;"
+                           "registry.get('sge');"
+                           "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if '.schedulers.' in m))",
+                           ROOT + "/collections"], capture_output=True, text=True, check=True)
+    loaded = eval(done.stdout)  # pylint: disable=eval-used
+    assert "gridengine" in loaded and not {"slurm", "local", "pbspro", "torque"} & set(loaded)
