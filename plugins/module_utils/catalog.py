@@ -3,14 +3,15 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The image catalog: optimised images with structured attributes.
 
-The embedded default is ``catalog/images.yaml`` of the collection (``embedded()`` reads its generated copy,
-embedded_catalog.py); any file of the same form can replace it. Entries are checked against
+The default is ``catalog/images.yaml`` of the collection (``embedded()`` reads it on the controller); any
+file of the same form can replace it. Entries are checked against
 ``ENTRY_SCHEMA`` and turned into ``Image``.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils import recipe_images, schema, versions
@@ -24,8 +25,9 @@ except ImportError:  # pragma: no cover - reported by the module
 
 try:
     import yaml
+    _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)   # libyaml's, when built with it: 10x faster
 except ImportError:  # pragma: no cover - reported by the module
-    yaml = None
+    yaml = _LOADER = None
 
 BUILDS = ("official", "optimised-pip", "optimised-source")
 BUILD_RANK = {"official": 0, "optimised-pip": 1, "optimised-source": 2}
@@ -167,47 +169,44 @@ class ImageCatalog(object):
 
     @classmethod
     def from_text(cls, text, source="<memory>", **build):
-        if yaml is None:
-            raise CatalogError("PyYAML is needed to read a catalog")
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise CatalogError("catalog %s is not valid YAML: %s" % (source, re.sub(r"\s+", " ", str(exc))))
-        return cls.from_data(data, source, **build)
+        return cls.from_data(data_of(text, source), source, **build)
 
     @classmethod
     def from_file(cls, path, **build):
-        try:
-            with open(path, "rb") as handle:
-                text = handle.read()
-        except (IOError, OSError) as exc:
-            raise CatalogError("cannot read catalog %s: %s" % (path, exc.strerror or exc))
-        return cls.from_text(text, str(path), **build)
+        return cls.from_data(read_data(path), str(path), **build)
+
+
+def data_of(text, source="<memory>"):
+    """The plain data of a catalog's YAML text."""
+    if yaml is None:
+        raise CatalogError("PyYAML is needed to read a catalog")
+    try:
+        return yaml.load(text, Loader=_LOADER)  # nosec B506  # a safe loader: plain data only
+    except yaml.YAMLError as exc:
+        raise CatalogError("catalog %s is not valid YAML: %s" % (source, re.sub(r"\s+", " ", str(exc))))
+
+
+def read_data(path):
+    """The plain data of the catalog file ``path``."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read()
+    except (IOError, OSError) as exc:
+        raise CatalogError("cannot read catalog %s: %s" % (path, exc.strerror or exc))
+    return data_of(text, str(path))
+
+
+def collection_catalog_path():
+    """Path of the collection's own catalog, catalog/images.yaml (on the controller, or in a checkout)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "catalog", "images.yaml")
 
 
 def embedded(build_prefix=recipe_images.DEFAULT_PREFIX, base_image=None):
-    """The collection's own catalog: catalog/images.yaml as embedded_catalog.py holds it, checked and with its
-    recipes resolved when that file was generated; only the build prefix is applied here. A ``base_image``
-    changes the recipes, which are then resolved again."""
-    from ansible_collections.sodalite.modak.plugins.module_utils import embedded_catalog  # pylint: disable=import-outside-toplevel
-    if base_image:
-        return ImageCatalog.from_data({"images": embedded_catalog.ENTRIES}, embedded_catalog.SOURCE, build_prefix,
-                                      base_image)
-    recipe_images.check_prefix(build_prefix)
-    images = []
-    for raw, built in zip(embedded_catalog.ENTRIES, embedded_catalog.RESOLVED):
-        if built is None:
-            images.append(image_from_entry(raw))
-            continue
-        entry = dict(built["entry"])
-        if "uri" not in raw:
-            entry["uri"] = recipe_images.build_uri(build_prefix, _RecipeName(built["name"], built["sha256"]))
-        images.append(image_from_entry(entry, raw["recipe"]))
-    return ImageCatalog(images, embedded_catalog.SOURCE)
-
-
-class _RecipeName(object):
-    """The name and hash of a resolved recipe: what build_uri reads."""
-
-    def __init__(self, name, sha256):
-        self.name, self.sha256 = name, sha256
+    """The collection's own catalog, catalog/images.yaml, read where the collection is installed (the
+    controller): its recipe-backed entries pushed under ``build_prefix``, ``base_image`` the base of their CPU
+    recipes."""
+    path = collection_catalog_path()
+    if not os.path.isfile(path):
+        raise CatalogError("the collection's catalog %s is missing: give a catalog (the optimise action plugin "
+                           "reads it on the controller and passes it as catalog_data)" % os.path.normpath(path))
+    return ImageCatalog.from_file(path, build_prefix=build_prefix, base_image=base_image)

@@ -57,8 +57,6 @@ attributes:
     support: full
     platforms: posix
     description: Target OS/families that can be operated against.
-extends_documentation_fragment:
-  - sodalite.modak.bytecode_cache
 options:
   script:
     description:
@@ -280,7 +278,6 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.sodalite.modak.plugins.module_utils.commands import ModuleRunner
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.registry import NAMES
 from ansible_collections.sodalite.modak.plugins.module_utils.submit.job import (

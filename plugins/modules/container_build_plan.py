@@ -18,8 +18,6 @@ description:
     push the image (C(docker://) with podman/buildah, C(oras://) for SIF files), plus a Slurm job script that runs
     the build on a compute node.
   - Changes nothing; the P(sodalite.modak.container_build#role) role runs the commands.
-extends_documentation_fragment:
-  - sodalite.modak.bytecode_cache
 options:
   engine:
     description: Build tool.
@@ -135,7 +133,6 @@ job_script:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.sodalite.modak.plugins.module_utils import build_commands
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
 

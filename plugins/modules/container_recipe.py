@@ -21,8 +21,6 @@ description:
     C(modak.recipe.sha256), the hash of the recipe model, used by the P(sodalite.modak.container_build#role) role
     to skip builds of an image that already exists.
   - Every DSL value that reaches a recipe is checked against a strict pattern or quoted; no template engine is used.
-extends_documentation_fragment:
-  - sodalite.modak.bytecode_cache
 options:
   dsl:
     description:
@@ -142,7 +140,6 @@ catalog_entry:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate

@@ -18,8 +18,6 @@ description:
   - Picks run settings (nodes, tasks, threads, launcher, environment) and writes the job script for Slurm,
     PBS Pro, Torque or plain bash into O(output_dir), atomically and only when its content changes.
   - No DSL value is ever evaluated as a template; values reaching the script are pattern-checked or quoted.
-extends_documentation_fragment:
-  - sodalite.modak.bytecode_cache
 options:
   dsl:
     description:
@@ -277,7 +275,6 @@ import dataclasses
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline, recipe_images
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
@@ -286,12 +283,39 @@ from ansible_collections.sodalite.modak.plugins.module_utils.module_support impo
 # a plain optimise does not pay for importing them
 # pylint: disable=import-outside-toplevel
 
+# shared with the action plugin (plugins/action/optimise.py), which validates the task's arguments with it
+ARGUMENT_SPEC = dict(
+    dsl=dict(type="dict"),
+    dsl_file=dict(type="path"),
+    output_dir=dict(type="path", required=True),
+    catalog=dict(type="path"),
+    catalog_data=dict(type="raw"),
+    results_store=dict(type="path"),
+    build_prefix=dict(type="str", default=recipe_images.DEFAULT_PREFIX),
+    build_base_image=dict(type="str"),
+    build_lookup_timeout=dict(type="float", default=5.0),
+    registries=dict(type="list", elements="dict", options=dict(
+        url=dict(type="str", required=True),
+        username=dict(type="str"),
+        password=dict(type="str", no_log=True),
+        token=dict(type="str", no_log=True),
+        validate_certs=dict(type="bool", default=True),
+        timeout=dict(type="float", default=10.0),
+        repositories=dict(type="list", elements="str"),
+    )),
+)
+REQUIRED_ONE_OF = [("dsl", "dsl_file")]
+MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file"), ("catalog", "catalog_data")]
+JOB_SCRIPT_MODE = 0o755
 
-def _catalog(params):
-    """The catalog file or data, plus the images discovered in the given registries; and warnings."""
+
+def catalog_of(params, read_file=None):
+    """The catalog file or data, plus the images discovered in the given registries; and warnings.
+
+    ``read_file`` (path -> ImageCatalog) reads O(catalog); the default reads it where this code runs."""
     build = dict(build_prefix=params["build_prefix"], base_image=params["build_base_image"])
     if params["catalog"]:
-        base = ImageCatalog.from_file(params["catalog"], **build)
+        base = (read_file or ImageCatalog.from_file)(params["catalog"], **build)
     elif params["catalog_data"] is not None:
         base = ImageCatalog.from_data(params["catalog_data"], "catalog_data", **build)
     else:
@@ -336,14 +360,34 @@ def _target(result):
     return {_TARGET_KEYS.get(key, key): value for key, value in dataclasses.asdict(result.request.target).items()}
 
 
+def outcome(params, result, path, changed):
+    """The task's result for the pipeline's ``result`` written to ``path`` (the documented RETURN)."""
+    image, build = _image(result, params["build_lookup_timeout"], params["build_base_image"])
+    return dict(
+        changed=changed,
+        image=image,
+        availability=image["availability"],
+        build=build,
+        scheduler=result.script.scheduler,
+        target=_target(result),
+        job_script=path,
+        job_script_content=result.script.text,
+        settings=result.settings.as_dict(),
+        explanation=result.explanation,
+        modak_warnings=result.warnings,
+        prediction=result.extra.get("prediction") or {},
+    )
+
+
 def run(module):
+    """On the host: what the action plugin hands here when the task needs the host's results store."""
     params = module.params
     document = params["dsl"] if params["dsl"] is not None else dsl.load_file(params["dsl_file"])
     records = host = None
     if params["results_store"]:
         from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
         records, host = perf_store.load(params["results_store"]), perf_store.local_hardware()
-    images, catalog_warnings = _catalog(params)
+    images, catalog_warnings = catalog_of(params)
     result = pipeline.optimise(document, images, records, host)
     result.warnings[:0] = catalog_warnings
     if not module.check_mode:
@@ -353,22 +397,8 @@ def run(module):
     before = files.read_existing(path)
     changed = before != content
     if changed and not module.check_mode:
-        files.write_atomic(path, content)
-    image, build = _image(result, params["build_lookup_timeout"], params["build_base_image"])
-    out = dict(
-        changed=changed,
-        image=image,
-        availability=image["availability"],
-        build=build,
-        scheduler=result.script.scheduler,
-        target=_target(result),
-        job_script=path,
-        job_script_content=content,
-        settings=result.settings.as_dict(),
-        explanation=result.explanation,
-        modak_warnings=result.warnings,
-        prediction=result.extra.get("prediction") or {},
-    )
+        files.write_atomic(path, content, mode=JOB_SCRIPT_MODE)
+    out = outcome(params, result, path, changed)
     if module._diff:
         out["diff"] = dict(before=before or "", after=content, before_header=path, after_header=path)
     for warning in result.warnings:
@@ -378,28 +408,9 @@ def run(module):
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            dsl=dict(type="dict"),
-            dsl_file=dict(type="path"),
-            output_dir=dict(type="path", required=True),
-            catalog=dict(type="path"),
-            catalog_data=dict(type="raw"),
-            results_store=dict(type="path"),
-            build_prefix=dict(type="str", default=recipe_images.DEFAULT_PREFIX),
-            build_base_image=dict(type="str"),
-            build_lookup_timeout=dict(type="float", default=5.0),
-            registries=dict(type="list", elements="dict", options=dict(
-                url=dict(type="str", required=True),
-                username=dict(type="str"),
-                password=dict(type="str", no_log=True),
-                token=dict(type="str", no_log=True),
-                validate_certs=dict(type="bool", default=True),
-                timeout=dict(type="float", default=10.0),
-                repositories=dict(type="list", elements="str"),
-            )),
-        ),
-        required_one_of=[("dsl", "dsl_file")],
-        mutually_exclusive=[("dsl", "dsl_file"), ("catalog", "catalog_data")],
+        argument_spec=ARGUMENT_SPEC,
+        required_one_of=REQUIRED_ONE_OF,
+        mutually_exclusive=MUTUALLY_EXCLUSIVE,
         supports_check_mode=True,
     )
     require(module, *dsl_libraries())
