@@ -25,8 +25,10 @@ options:
     choices: [apptainer, singularity, podman, buildah, charliecloud]
     required: true
   recipe:
-    description: Path of the recipe (definition file for Apptainer/Singularity, Dockerfile otherwise).
-    type: path
+    description:
+      - Path of the recipe (definition file for Apptainer/Singularity, Dockerfile otherwise) on the host that
+        runs the build commands; used as written (expand C(~) yourself).
+    type: str
     required: true
   image:
     description:
@@ -35,8 +37,8 @@ options:
     type: str
     required: true
   context:
-    description: Build context directory (also the job script's working directory).
-    type: path
+    description: Build context directory (also the job script's working directory), a path of the build host.
+    type: str
     default: .
   fakeroot:
     description: Build with C(--fakeroot) (Apptainer/Singularity, unprivileged users).
@@ -136,30 +138,33 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sodalite.modak.plugins.module_utils import build_commands
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
 
+# shared with the action plugin (plugins/action/container_build_plan.py), which computes the plan on the controller
+ARGUMENT_SPEC = dict(
+    engine=dict(type="str", required=True, choices=list(build_commands.ENGINES)),
+    recipe=dict(type="str", required=True),
+    image=dict(type="str", required=True),
+    context=dict(type="str", default="."),
+    fakeroot=dict(type="bool", default=False),
+    recipe_sha256=dict(type="str"),
+    push_to=dict(type="str"),
+    tls_verify=dict(type="bool", default=True),
+    job_name=dict(type="str", default="modak-build"),
+    cpus=dict(type="int", default=8),
+    walltime=dict(type="str", default="04:00:00"),
+)
+
+
+def plan(p):
+    """The build plan of validated arguments ``p`` (ModakError for a value the plan refuses)."""
+    return build_commands.plan(p["engine"], p["recipe"], p["image"], context=p["context"], fakeroot=p["fakeroot"],
+                               recipe_sha256=p["recipe_sha256"], push_to=p["push_to"], tls_verify=p["tls_verify"],
+                               job_name=p["job_name"], cpus=p["cpus"], walltime=p["walltime"])
+
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            engine=dict(type="str", required=True, choices=list(build_commands.ENGINES)),
-            recipe=dict(type="path", required=True),
-            image=dict(type="str", required=True),
-            context=dict(type="path", default="."),
-            fakeroot=dict(type="bool", default=False),
-            recipe_sha256=dict(type="str"),
-            push_to=dict(type="str"),
-            tls_verify=dict(type="bool", default=True),
-            job_name=dict(type="str", default="modak-build"),
-            cpus=dict(type="int", default=8),
-            walltime=dict(type="str", default="04:00:00"),
-        ),
-        supports_check_mode=True,
-    )
-    p = module.params
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        result = build_commands.plan(p["engine"], p["recipe"], p["image"], context=p["context"],
-                                     fakeroot=p["fakeroot"], recipe_sha256=p["recipe_sha256"], push_to=p["push_to"],
-                                     tls_verify=p["tls_verify"], job_name=p["job_name"], cpus=p["cpus"],
-                                     walltime=p["walltime"])
+        result = plan(module.params)
     except ModakError as exc:
         module.fail_json(msg=str(exc))
     module.exit_json(changed=False, **result)

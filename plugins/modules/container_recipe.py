@@ -144,18 +144,35 @@ from ansible_collections.sodalite.modak.plugins.module_utils import dsl
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
 
+# shared with the action plugin (plugins/action/container_recipe.py), which validates the task's arguments with it
+ARGUMENT_SPEC = dict(
+    dsl=dict(type="raw"),
+    dsl_file=dict(type="path"),
+    output_dir=dict(type="path", required=True),
+    formats=dict(type="list", elements="str", choices=list(generate.FORMATS), default=list(generate.FORMATS)),
+    base_image=dict(type="str"),
+    wheels=dict(type="path"),
+)
+REQUIRED_ONE_OF = [("dsl", "dsl_file")]
+MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file")]
+
+
+def document_of(params, load_file=None):
+    """The DSL document of the task: O(dsl) as data or text, or O(dsl_file) read with ``load_file``."""
+    if params["dsl_file"]:
+        return (load_file or dsl.load_file)(params["dsl_file"])
+    if isinstance(params["dsl"], (dict, list)):
+        return params["dsl"]
+    return dsl.loads(str(params["dsl"]))
+
 
 def run(module):
+    """On the host: what the action plugin hands here when the task places wheels of a host directory."""
     params = module.params
-    if params["dsl_file"]:
-        try:
-            document = dsl.load_file(params["dsl_file"])
-        except (IOError, OSError) as exc:
-            module.fail_json(msg="cannot read dsl_file %s: %s" % (params["dsl_file"], exc))
-    elif isinstance(params["dsl"], (dict, list)):
-        document = params["dsl"]
-    else:
-        document = dsl.loads(str(params["dsl"]))
+    try:
+        document = document_of(params)
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="cannot read dsl_file %s: %s" % (params["dsl_file"], exc))
     result = generate.write(document, params["output_dir"], params["formats"], params["base_image"],
                             check_mode=module.check_mode, wheels=params["wheels"])
     diff = result.pop("diff")
@@ -166,17 +183,9 @@ def run(module):
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            dsl=dict(type="raw"),
-            dsl_file=dict(type="path"),
-            output_dir=dict(type="path", required=True),
-            formats=dict(type="list", elements="str", choices=["singularity", "docker"],
-                         default=["singularity", "docker"]),
-            base_image=dict(type="str"),
-            wheels=dict(type="path"),
-        ),
-        mutually_exclusive=[("dsl", "dsl_file")],
-        required_one_of=[("dsl", "dsl_file")],
+        argument_spec=ARGUMENT_SPEC,
+        mutually_exclusive=MUTUALLY_EXCLUSIVE,
+        required_one_of=REQUIRED_ONE_OF,
         supports_check_mode=True,
     )
     require(module, *dsl_libraries())
