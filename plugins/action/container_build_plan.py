@@ -12,7 +12,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
-from ansible_collections.sodalite.modak.plugins.modules import container_build_plan as module
+from ansible_collections.sodalite.modak.plugins.module_utils.tasks import container_build_plan as task
 
 
 class ActionModule(ActionBase):
@@ -24,9 +24,9 @@ class ActionModule(ActionBase):
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
-        dummy, params = self.validate_argument_spec(argument_spec=module.ARGUMENT_SPEC)
+        dummy, params = self.validate_argument_spec(argument_spec=task.ARGUMENT_SPEC)
         try:
-            planned = module.plan(params)
+            planned = task.plan(params)
         except ModakError as exc:
             return merge_hash(result, dict(failed=True, msg=str(exc)))
         return merge_hash(result, dict(planned, changed=False))

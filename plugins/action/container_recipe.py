@@ -20,13 +20,13 @@ from ansible.utils.vars import merge_hash
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
-from ansible_collections.sodalite.modak.plugins.modules import container_recipe as module
+from ansible_collections.sodalite.modak.plugins.module_utils.tasks import container_recipe as task
 from ansible_collections.sodalite.modak.plugins.plugin_utils.remote_files import RemoteDir
 
 MODULE = "sodalite.modak.container_recipe"
 RECIPE_MODE = 0o644
 # output_dir and wheels name directories of the host: '~' is expanded there, not on the controller
-ARGUMENT_SPEC = dict(module.ARGUMENT_SPEC, output_dir=dict(type="str", required=True), wheels=dict(type="str"))
+ARGUMENT_SPEC = dict(task.ARGUMENT_SPEC, output_dir=dict(type="str", required=True), wheels=dict(type="str"))
 
 
 class ActionModule(ActionBase):
@@ -39,10 +39,10 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
         dummy, params = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC,
-                                                    required_one_of=module.REQUIRED_ONE_OF,
-                                                    mutually_exclusive=module.MUTUALLY_EXCLUSIVE)
+                                                    required_one_of=task.REQUIRED_ONE_OF,
+                                                    mutually_exclusive=task.MUTUALLY_EXCLUSIVE)
         try:
-            document = module.document_of(params, self._load_file)
+            document = task.document_of(params, self._load_file)
             if params["wheels"]:
                 return merge_hash(result, self._on_host(document, task_vars))
             return merge_hash(result, self._write(params, document, task_vars))

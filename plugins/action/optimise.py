@@ -20,12 +20,12 @@ from ansible.utils.vars import merge_hash
 
 from ansible_collections.sodalite.modak.plugins.module_utils import catalog, dsl, files, pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
-from ansible_collections.sodalite.modak.plugins.modules import optimise as module
+from ansible_collections.sodalite.modak.plugins.module_utils.tasks import optimise as task
 from ansible_collections.sodalite.modak.plugins.plugin_utils.remote_files import RemoteDir
 
 MODULE = "sodalite.modak.optimise"
 # output_dir names a directory of the host: '~' is expanded there, not on the controller
-ARGUMENT_SPEC = dict(module.ARGUMENT_SPEC, output_dir=dict(type="str", required=True))
+ARGUMENT_SPEC = dict(task.ARGUMENT_SPEC, output_dir=dict(type="str", required=True))
 
 
 class ActionModule(ActionBase):
@@ -38,8 +38,8 @@ class ActionModule(ActionBase):
         result = super(ActionModule, self).run(tmp, task_vars)
         del tmp
         dummy, params = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC,
-                                                    required_one_of=module.REQUIRED_ONE_OF,
-                                                    mutually_exclusive=module.MUTUALLY_EXCLUSIVE)
+                                                    required_one_of=task.REQUIRED_ONE_OF,
+                                                    mutually_exclusive=task.MUTUALLY_EXCLUSIVE)
         try:
             if params["results_store"]:
                 return merge_hash(result, self._on_host(params, task_vars))
@@ -83,15 +83,15 @@ class ActionModule(ActionBase):
         def read_catalog(path, **build):
             return self._read(path, lambda real: catalog.ImageCatalog.from_file(real, **build))
 
-        images, catalog_warnings = module.catalog_of(params, read_catalog)
+        images, catalog_warnings = task.catalog_of(params, read_catalog)
         result = pipeline.optimise(document, images)
         result.warnings[:0] = catalog_warnings
         name = result.script.filename
         files.check_filename(name)
         remote = RemoteDir(self, task_vars, params["output_dir"])
-        changed, diff = remote.write(name, result.script.text, module.JOB_SCRIPT_MODE, self._task.check_mode,
+        changed, diff = remote.write(name, result.script.text, task.JOB_SCRIPT_MODE, self._task.check_mode,
                                      self._task.diff)
-        out = module.outcome(params, result, remote.join(name), changed)
+        out = task.outcome(params, result, remote.join(name), changed)
         if diff is not None:
             out["diff"] = diff
         if result.warnings:

@@ -10,13 +10,12 @@ file of the same form can replace it. Entries are checked against
 
 from __future__ import annotations
 
-import json
 import os
 import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils import recipe_images, schema, versions
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, path_str
-from ansible_collections.sodalite.modak.plugins.module_utils.model import Image
+from ansible_collections.sodalite.modak.plugins.module_utils.model import BUILD_RANK, Image  # noqa: F401 pylint: disable=unused-import
 
 try:
     import jsonschema
@@ -30,17 +29,43 @@ except ImportError:  # pragma: no cover - reported by the module
     yaml = _LOADER = None
 
 BUILDS = ("official", "optimised-pip", "optimised-source")
-BUILD_RANK = {"official": 0, "optimised-pip": 1, "optimised-source": 2}
 KINDS = ("framework", "mpi", "application")
+
+_VERSION = {"type": ["string", "number"], "pattern": r"^\d+(\.\d+){0,3}$"}
+_RUNTIME_VERSION = {"type": "string", "pattern": r"^\d+(\.\d+){0,2}$"}
+_COMPILERS = ["xla", "inductor", "glow", "ngraph", "tvm"]
+# what a recipe-backed image is built from (model.RecipeSpec): a framework at a version, or an MPI library,
+# for a CPU (type, ISA level, microarchitecture) and an accelerator
+RECIPE_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "framework": {"enum": list(schema.FRAMEWORKS)},
+        "version": _VERSION,
+        "cpu_type": {"enum": list(schema.CPU_TYPES)},
+        "cpu_isa": {"enum": list(schema.ISA_LEVELS)},
+        "cpu_microarch": {"enum": list(schema.MICROARCHS)},
+        "cpu_features": {"type": "array", "items": {"type": "string", "pattern": r"^[a-z0-9_.]+$"}},
+        "accelerator": {"enum": ["none", "nvidia", "amd"]},
+        "cuda_version": _RUNTIME_VERSION,
+        "rocm_version": _RUNTIME_VERSION,
+        "compilers": {"type": "array", "items": {"enum": _COMPILERS}},
+        "parallelisation": {"enum": [p for p in schema.PARALLELISATIONS if p != "opencc"]},
+        "mpi_library": {"enum": list(schema.MPI_LIBRARIES)},
+        "omp_affinity": {"enum": ["close", "spread", "master", "primary", "true", "false"]},
+        "enable_opt_build": {"type": "boolean"},
+        "app": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"},
+    },
+}
 
 ENTRY_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
     "required": ["name"],
-    # a published image names its reference and attributes; a recipe-backed one its recipe (the DSL
-    # optimisation section it is built from), its attributes then come from the recipe
+    # a published image names its reference and attributes; a recipe-backed one its recipe (what it is built
+    # from), its attributes then come from the recipe
     "if": {"required": ["recipe"]},
-    "then": {"properties": {"recipe": {"type": "object", "required": ["app_type"]}}},
+    "then": {},
     "else": {"required": ["uri", "framework", "version"]},
     "properties": {
         "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,127}$"},
@@ -55,7 +80,7 @@ ENTRY_SCHEMA = {
         "accelerator": {"enum": ["none", "nvidia", "amd"]},
         "cuda": {"type": "string", "pattern": r"^\d+(\.\d+){0,2}$"},
         "rocm": {"type": "string", "pattern": r"^\d+(\.\d+){0,2}$"},
-        "compilers": {"type": "array", "items": {"enum": ["xla", "inductor", "glow", "ngraph", "tvm"]}},
+        "compilers": {"type": "array", "items": {"enum": _COMPILERS}},
         "math": {"type": "array", "items": {"enum": ["mkl", "onednn", "openblas", "cudnn", "nccl", "miopen"]}},
         "mpi": {"type": "object", "additionalProperties": False, "required": ["library"],
                 "properties": {"library": {"enum": list(schema.MPI_LIBRARIES)},
@@ -65,7 +90,7 @@ ENTRY_SCHEMA = {
         "labels": {"type": "object", "additionalProperties": {"type": "string"}},
         "legacy_code": {"type": "string"},
         "description": {"type": "string"},
-        "recipe": {"type": "object"},
+        "recipe": RECIPE_SCHEMA,
     },
 }
 CATALOG_SCHEMA = {
@@ -99,7 +124,7 @@ def image_from_entry(entry, recipe=None):
         app=entry.get("app"),
         scaling=tuple(sorted((entry.get("scaling") or {}).items())),
         labels=tuple(sorted((entry.get("labels") or {}).items())),
-        recipe=json.dumps(recipe, sort_keys=True) if recipe is not None else None,
+        recipe=recipe,
     )
 
 
@@ -161,8 +186,8 @@ class ImageCatalog(object):
                 raise CatalogError("catalog %s: image name %r appears twice" % (source, entry["name"]))
             names.add(entry["name"])
             if "recipe" in entry:
-                resolved = recipe_images.resolve(entry, build_prefix, base_image, source)
-                images.append(image_from_entry(resolved, entry["recipe"]))
+                resolved, spec = recipe_images.resolve(entry, build_prefix, base_image, source)
+                images.append(image_from_entry(resolved, spec))
             else:
                 images.append(image_from_entry(entry))
         return cls(images, source)

@@ -135,30 +135,8 @@ job_script:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import build_commands
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
-
-# shared with the action plugin (plugins/action/container_build_plan.py), which computes the plan on the controller
-ARGUMENT_SPEC = dict(
-    engine=dict(type="str", required=True, choices=list(build_commands.ENGINES)),
-    recipe=dict(type="str", required=True),
-    image=dict(type="str", required=True),
-    context=dict(type="str", default="."),
-    fakeroot=dict(type="bool", default=False),
-    recipe_sha256=dict(type="str"),
-    push_to=dict(type="str"),
-    tls_verify=dict(type="bool", default=True),
-    job_name=dict(type="str", default="modak-build"),
-    cpus=dict(type="int", default=8),
-    walltime=dict(type="str", default="04:00:00"),
-)
-
-
-def plan(p):
-    """The build plan of validated arguments ``p`` (ModakError for a value the plan refuses)."""
-    return build_commands.plan(p["engine"], p["recipe"], p["image"], context=p["context"], fakeroot=p["fakeroot"],
-                               recipe_sha256=p["recipe_sha256"], push_to=p["push_to"], tls_verify=p["tls_verify"],
-                               job_name=p["job_name"], cpus=p["cpus"], walltime=p["walltime"])
+from ansible_collections.sodalite.modak.plugins.module_utils.tasks.container_build_plan import ARGUMENT_SPEC, plan
 
 
 def main():

@@ -140,30 +140,10 @@ catalog_entry:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
-
-# shared with the action plugin (plugins/action/container_recipe.py), which validates the task's arguments with it
-ARGUMENT_SPEC = dict(
-    dsl=dict(type="raw"),
-    dsl_file=dict(type="path"),
-    output_dir=dict(type="path", required=True),
-    formats=dict(type="list", elements="str", choices=list(generate.FORMATS), default=list(generate.FORMATS)),
-    base_image=dict(type="str"),
-    wheels=dict(type="path"),
-)
-REQUIRED_ONE_OF = [("dsl", "dsl_file")]
-MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file")]
-
-
-def document_of(params, load_file=None):
-    """The DSL document of the task: O(dsl) as data or text, or O(dsl_file) read with ``load_file``."""
-    if params["dsl_file"]:
-        return (load_file or dsl.load_file)(params["dsl_file"])
-    if isinstance(params["dsl"], (dict, list)):
-        return params["dsl"]
-    return dsl.loads(str(params["dsl"]))
+from ansible_collections.sodalite.modak.plugins.module_utils.tasks.container_recipe import (
+    ARGUMENT_SPEC, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, document_of)
 
 
 def run(module):
