@@ -18,6 +18,7 @@ description:
     push the image (C(docker://) with podman/buildah, C(oras://) for SIF files), plus a Slurm job script that runs
     the build on a compute node.
   - Changes nothing; the P(sodalite.modak.container_build#role) role runs the commands.
+  - The plan is made on the controller (the module's action plugin); nothing runs on the managed host.
 options:
   engine:
     description: Build tool.
@@ -74,8 +75,8 @@ attributes:
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 requirements:
-  - None on the host that runs the module; the build runs the engine it names (apptainer, singularity, podman,
-    buildah or Charliecloud's ch-image) where the commands it returns are run.
+  - None on the managed host (the plan is made on the controller); the build runs the engine it names (apptainer,
+    singularity, podman, buildah or Charliecloud's ch-image) where the commands it returns are run.
 author:
   - modak developers (@sodalite-modak)
 """

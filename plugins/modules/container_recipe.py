@@ -21,6 +21,8 @@ description:
     C(modak.recipe.sha256), the hash of the recipe model, used by the P(sodalite.modak.container_build#role) role
     to skip builds of an image that already exists.
   - Every DSL value that reaches a recipe is checked against a strict pattern or quoted; no template engine is used.
+  - Computes on the controller (its action plugin) and transfers only the recipe files to the managed host, through
+    M(ansible.builtin.copy)'s module. With O(wheels) the module runs on the managed host, which holds the wheels.
 options:
   dsl:
     description:
@@ -29,11 +31,13 @@ options:
     type: raw
   dsl_file:
     description:
-      - Path of a DSL document (JSON or YAML) on the managed host.
+      - Path of a DSL document (JSON or YAML) on the controller, looked up like M(ansible.builtin.template)'s C(src)
+        (the working directory, then the role's C(files/) and the playbook's directory).
     type: path
   output_dir:
     description:
-      - Directory the recipes are written to (created when missing). Files are written atomically, only inside it.
+      - Directory of the managed host the recipes are written to (created when missing). Files are written
+        atomically, only inside it; a symbolic link at a recipe's path is replaced, never followed.
     type: path
     required: true
   formats:
@@ -69,8 +73,8 @@ notes:
 seealso:
   - module: sodalite.modak.container_build_plan
 requirements:
-  - PyYAML
-  - jsonschema >= 4
+  - On the controller, PyYAML, jsonschema >= 4 and archspec.
+  - On the managed host, Python only; with O(wheels) also PyYAML, jsonschema and archspec.
 author:
   - modak developers (@sodalite-modak)
 """

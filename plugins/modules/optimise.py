@@ -18,6 +18,9 @@ description:
   - Picks run settings (nodes, tasks, threads, launcher, environment) and writes the job script for Slurm,
     PBS Pro, Torque or plain bash into O(output_dir), atomically and only when its content changes.
   - No DSL value is ever evaluated as a template; values reaching the script are pattern-checked or quoted.
+  - Computes on the controller (its action plugin, as M(ansible.builtin.template) renders there) and transfers only
+    the job script to the managed host, through M(ansible.builtin.copy)'s module. With O(results_store) the
+    module runs on the managed host, which then needs the Python libraries of the performance model.
 options:
   dsl:
     description:
@@ -26,19 +29,23 @@ options:
     type: dict
   dsl_file:
     description:
-      - Path of a DSL document in JSON or YAML on the host that runs the module.
+      - Path of a DSL document in JSON or YAML on the controller, read like M(ansible.builtin.template)'s C(src) (
+        a relative path is looked up in the working directory, then in the role's C(files/) and the playbook's
+        directory; a vault-encrypted file is decrypted).
       - Exactly one of O(dsl) and O(dsl_file) is required.
     type: path
   output_dir:
     description:
-      - Directory the job script is written to (created when missing). Nothing is written outside it.
+      - Directory of the managed host the job script is written to (created when missing). Nothing is written
+        outside it. C(~) is expanded on the host; a relative path is taken in the directory a module would run in.
     type: path
     required: true
   catalog:
     description:
-      - Path of an image catalog file (YAML, the form of C(catalog/images.yaml) of this collection).
-      - When neither O(catalog) nor O(catalog_data) is given, the catalog embedded in the collection is used
-        (it travels with the module as data, checked and with its recipes resolved when the collection was built).
+      - Path of an image catalog file (YAML, the form of C(catalog/images.yaml) of this collection) on the
+        controller, looked up like O(dsl_file).
+      - When neither O(catalog) nor O(catalog_data) is given, the collection's own C(catalog/images.yaml) is read
+        on the controller.
     type: path
   catalog_data:
     description:
@@ -48,6 +55,7 @@ options:
     description:
       - OCI registries (Distribution v2 HTTP API) whose images are added to the catalog. Each image's
         C(modak.*) labels (written by the C(sodalite.modak.container_build) role) give its attributes.
+      - The registries are reached from the controller (from the managed host with O(results_store)).
       - An unreachable registry gives a warning; the catalog alone is then used.
     type: list
     elements: dict
@@ -99,15 +107,17 @@ options:
     default: 5.0
   results_store:
     description:
-      - Path of a benchmark results store (SQLite, or JSON lines) on the host that runs the module, as
-        written by the C(sodalite.modak.benchmark) role.
+      - Path of a benchmark results store (SQLite, or JSON lines) on the managed host, as written by the
+        C(sodalite.modak.benchmark) role. With it the module runs on the managed host (its records and its
+        hardware class); the DSL and the catalog are still read on the controller and handed to it.
       - When the DSL states a search space (C(optimisation.tuning)), the performance model fitted on the
         records of this host's hardware class picks the configuration; without records rules pick it.
     type: path
 attributes:
   check_mode:
     support: full
-    description: Nothing is written; the script content is still returned.
+    description: Nothing is written; the script content is still returned (C(changed) from the checksum of the file
+      on the host).
   diff_mode:
     support: full
     description: Shows the difference between the existing and the new job script.
@@ -117,26 +127,27 @@ notes:
     in it runs on the controller before this module sees it. For documents you did not write, use
     O(dsl_file) (read by the module, never templated) or mark the values C(!unsafe); the module itself never
     evaluates a template.
-  - Run it on the controller (C(delegate_to=localhost)) and copy the script to the cluster, as the
-    C(sodalite.modak.optimised_job) role does.
+  - The job script is renamed into place over the previous one; a symbolic link at its path is replaced, never
+    followed (as M(ansible.builtin.copy) does).
+  - The C(sodalite.modak.optimised_job) role runs it on the controller (C(delegate_to=localhost)) and copies the
+    script to the cluster; run on a cluster's login node, it writes the script there directly.
 requirements:
-  - PyYAML
-  - jsonschema >= 4
-  - archspec >= 0.2.5 (CPU microarchitectures, ISA levels and compiler flags)
-  - requests (for O(registries))
-  - numpy and scikit-learn (for O(results_store), the performance model)
+  - On the controller, PyYAML, jsonschema >= 4 and archspec >= 0.2.5 (CPU microarchitectures, ISA levels and compiler
+    flags); requests for O(registries).
+  - On the managed host, Python only; with O(results_store) also PyYAML, jsonschema, archspec, numpy and
+    scikit-learn.
 author:
   - modak developers (@sodalite-modak)
 """
 
 EXAMPLES = r"""
-- name: Optimise a PyTorch training job for Slurm with the embedded catalog
+- name: Optimise a PyTorch training job for Slurm with the collection's catalog
   sodalite.modak.optimise:
     dsl_file: examples/pytorch-cpu-slurm.yaml
     output_dir: out
   register: optimised
 
-- name: Optimise with the images of a site registry added to the embedded catalog
+- name: Optimise with the images of a site registry added to the collection's catalog
   sodalite.modak.optimise:
     dsl_file: examples/pytorch-cpu-slurm.yaml
     output_dir: out
