@@ -8,6 +8,7 @@ import pytest
 from helpers import ROOT, ai_doc
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher, recipe_images
+from ansible_collections.sodalite.modak.plugins.module_utils import catalog as catalog_module
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Choice
@@ -151,3 +152,29 @@ def test_the_build_request_is_the_recipe_document_and_the_push_target(catalog):
     assert build["push_to"] == choice.uri and build["image"] == choice.uri[len("docker://"):]
     again = ImageCatalog.from_data([{"name": "again", "recipe": choice.image.recipe.as_dict()}]).images[0]
     assert again.uri == choice.uri
+
+
+@pytest.mark.parametrize("entry", [
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2.1"},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": 2.1, "isa": "x86-64-v3"},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf"},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "two"},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "extra": 1},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "isa": "z80"},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "cpu_features": ["ok", "Not ok"]},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "mpi": {"library": "mpich"}},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "mpi": {"version": "1"}},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": True},
+    {"name": "x", "recipe": {"framework": "pytorch", "version": "2.5"}},
+    {"name": "x", "recipe": {"framework": "pytorch", "enable_opt_build": "yes"}},
+    {"name": "x", "recipe": {"framework": "pytorch", "compilers": ["inductor", 3]}},
+    {"name": "x", "labels": {"a": "b"}, "uri": "docker://a/b:1", "framework": "tf", "version": "2"},
+    {"name": "x", "labels": {"a": 1}, "uri": "docker://a/b:1", "framework": "tf", "version": "2"},
+    ["not", "an", "entry"],
+])
+def test_the_quick_check_agrees_with_jsonschema(entry):
+    """The catalog's own schema check answers as jsonschema does, for valid and invalid entries alike."""
+    import jsonschema
+    data = {"images": [entry]}
+    assert catalog_module.fits(data) == \
+        jsonschema.Draft202012Validator(catalog_module.CATALOG_SCHEMA).is_valid(data)
