@@ -28,6 +28,21 @@ MODULE = "sodalite.modak.optimise"
 ARGUMENT_SPEC = dict(task.ARGUMENT_SPEC, output_dir=dict(type="str", required=True))
 
 
+def _warm():
+    """Build what every task needs (the DSL validator, archspec's CPU data, the collection's catalog) once, when
+    ansible-playbook loads this plugin in its own process: the worker it forks for each task inherits them."""
+    try:
+        pipeline.optimise(_WARM_DSL, catalog.embedded())
+    except (ModakError, ImportError, OSError):
+        pass             # a missing library or catalog is reported by the task that needs it
+
+
+_WARM_DSL = {"job": {"application": {"executable": "true"}, "optimisation": {
+    "app_type": "ai_training", "opt_build": {"cpu_type": "x86"},
+    "app_type-ai_training": {"config": {"ai_framework": "pytorch"}, "ai_framework-pytorch": {"version": "2.5"}}}}}
+_warm()
+
+
 class ActionModule(ActionBase):
     """Optimise on the controller; write the job script on the host."""
 

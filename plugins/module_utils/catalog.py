@@ -286,7 +286,21 @@ class ImageCatalog(object):
 
     @classmethod
     def from_file(cls, path, **build):
-        return cls.from_data(read_data(path), str(path), **build)
+        """The catalog of file ``path``; read again only when the file changed (a process that optimises many
+        documents, such as ansible-playbook's, whose workers inherit what its parent read, reads it once)."""
+        try:
+            info = os.stat(path)
+        except OSError as exc:
+            raise CatalogError("cannot read catalog %s: %s" % (path, exc.strerror or exc))
+        key = (os.path.abspath(path), info.st_mtime_ns, info.st_size, info.st_ino, tuple(sorted(build.items())))
+        if key not in _FILES:
+            if len(_FILES) >= 8:
+                _FILES.clear()
+            _FILES[key] = cls.from_data(read_data(path), str(path), **build)
+        return _FILES[key]
+
+
+_FILES = {}
 
 
 def data_of(text, source="<memory>"):

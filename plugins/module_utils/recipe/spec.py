@@ -259,7 +259,7 @@ def from_spec(opt, base_image=None, wheels=False):
     if opt.omp_affinity:
         env.append(("OMP_PROC_BIND", opt.omp_affinity))
         env.append(("OMP_PLACES", "cores"))
-    out = [base, blocks.OsPackages(packages)] + body
+    out = [base, blocks.OsPackages(packages, family=base.family)] + body
     if env:
         out.append(blocks.Environment(env))
     attrs["name"] = name
