@@ -180,7 +180,10 @@ EXAMPLES = r"""
 
 RETURN = r"""
 image:
-  description: The chosen image; null values when the application runs bare (no container).
+  description:
+    - The chosen image; null values when the application runs bare (no container).
+    - C(recipe) is, for a recipe-backed image, the recipe specification it is built from (the catalog's C(recipe)
+      form); the DSL document it stands for is RV(build)'s C(dsl).
   returned: success
   type: dict
   sample:

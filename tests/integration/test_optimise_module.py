@@ -145,9 +145,10 @@ def test_a_recipe_backed_image_reports_to_build_then_built(tmp_path):
     assert data["availability"] == data["image"]["availability"] == "to-build"
     uri = data["image"]["uri"]
     assert uri.startswith(str(images) + "/") and uri.endswith(".sif")
-    assert data["image"]["recipe"]["app_type"] == "ai_training"
+    assert data["image"]["recipe"]["framework"] == "pytorch"       # the catalog's recipe specification
     assert data["build"]["image"] == uri and data["build"]["push_to"] == ""
-    assert data["build"]["dsl"]["job"]["optimisation"] == data["image"]["recipe"]
+    section = data["build"]["dsl"]["job"]["optimisation"]           # the DSL it stands for
+    assert section["app_type-ai_training"]["config"]["ai_framework"] == "pytorch"
     with open(uri, "w") as handle:
         handle.write("a built image")
     _proc, again, _out = run_module(tmp_path, "-e", "dsl_file=%s" % dsl, "-e", "build_prefix=%s" % images)
