@@ -14,7 +14,7 @@ import json
 import os
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils import recipe_images, schema, versions
+from ansible_collections.sodalite.modak.plugins.module_utils import image_refs, recipe_images, schema, versions
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, path_str
 from ansible_collections.sodalite.modak.plugins.module_utils.model import BUILD_RANK, Image  # noqa: F401 pylint: disable=unused-import
 
@@ -70,7 +70,7 @@ ENTRY_SCHEMA = {
     "else": {"required": ["uri", "framework", "version"]},
     "properties": {
         "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,127}$"},
-        "uri": {"type": "string", "pattern": schema.IMAGE_REF},
+        "uri": {"type": "string", "pattern": image_refs.REFERENCE},
         "kind": {"enum": list(KINDS)},
         "framework": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9_.-]*$"},
         "version": {"type": ["string", "number"], "pattern": r"^\d+(\.\d+){0,3}$"},

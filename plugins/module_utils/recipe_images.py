@@ -15,11 +15,10 @@ is already at its uri) and ``to-build``.
 from __future__ import annotations
 
 import os
-import re
 import socket
 import threading
 
-from ansible_collections.sodalite.modak.plugins.module_utils import frameworks
+from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, image_refs
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError
 from ansible_collections.sodalite.modak.plugins.module_utils.model import RecipeSpec
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_model
@@ -27,7 +26,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks impor
 
 # the local registry of a login node; the optimise module's build_prefix replaces it
 DEFAULT_PREFIX = "docker://localhost:5000/modak"
-PREFIX = re.compile(r"^(docker://[A-Za-z0-9.-]+(:\d{1,5})?(/[a-z0-9][a-z0-9._-]*)*|/[A-Za-z0-9._/-]*)\Z")
+PREFIX = image_refs.BUILD_PREFIX
 # what a recipe entry may say besides its recipe: everything else comes from the recipe
 OVERRIDES = ("name", "recipe", "uri", "kind", "app", "build", "description", "legacy_code")
 LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
@@ -125,7 +124,7 @@ def resolve(raw, prefix=DEFAULT_PREFIX, base_image=None, source="<memory>"):
 
 def _manifest_url(uri):
     """docker://host[:port]/repo:tag -> the registry's manifest URL (http on loopback, else https)."""
-    match = re.match(r"^docker://([^/]+)/(.+):([A-Za-z0-9_.-]+)\Z", uri)
+    match = image_refs.TAGGED.match(uri)
     if not match:
         return None
     host, repo, tag = match.groups()

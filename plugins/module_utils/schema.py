@@ -10,7 +10,7 @@ script either match a strict pattern here or are shell-quoted by the renderer.
 
 from __future__ import annotations
 
-from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, launchers
+from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, image_refs, launchers
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtime_registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry as scheduler_registry
 
@@ -51,10 +51,7 @@ EXPORT_LIST = r"^(ALL|NONE|[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_./:@+-]*)?)(,[A-Za
 NODELIST = r"^[A-Za-z0-9_.,\[\]-]{1,1024}$"
 CONSTRAINT = r"^[A-Za-z0-9_.&|,*\[\]():-]{1,256}$"
 DIRECTIVE = r"^--?[A-Za-z][A-Za-z0-9-]*([= ][A-Za-z0-9_.,:=/@%+\[\]-]+)?$"
-IMAGE_REF = (r"^((docker|library|oras|shub|docker-archive|oci-archive|docker-daemon)://"
-             r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|[A-Za-z0-9_./+-]{1,255}\.sif"
-             # the original's forms: a bare 'repo/name:tag' or 'name' (read as docker://...), or '' (no container)
-             r"|[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|)$")
+IMAGE_REF = image_refs.REFERENCE
 ABS_PATH = r"^/[A-Za-z0-9_.@+/-]{0,1023}$"
 HOST = r"^[A-Za-z0-9]([A-Za-z0-9.-]{0,252}[A-Za-z0-9])?$"
 BIND = r"^/[A-Za-z0-9_.@+/-]{0,1023}(:/[A-Za-z0-9_.@+/-]{0,1023}(:(ro|rw))?)?$"

@@ -16,10 +16,10 @@ import re
 from dataclasses import dataclass
 from typing import Tuple
 
-from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, labels, shell
+from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, image_refs, labels, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
 
-IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,255}\Z")
+IMAGE = image_refs.NAME
 PACKAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+_-]{0,127}\Z")
 PIP_SPEC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[a-z0-9,_-]+\])?((==|>=|<=|~=)[0-9][0-9.*]*)?\Z")
 VERSION = re.compile(r"^\d+(\.\d+){0,3}\Z")
