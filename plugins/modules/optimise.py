@@ -16,7 +16,7 @@ description:
   - Chooses the best optimised container image from an image catalog for the framework, version, CPU and
     accelerator, and explains the choice, the runners-up and every rejected candidate.
   - Picks run settings (nodes, tasks, threads, launcher, environment) and writes the job script for Slurm,
-    PBS Pro, Torque or plain bash into O(output_dir), atomically and only when its content changes.
+    PBS Pro, Torque, Grid Engine or plain bash into O(output_dir), atomically and only when its content changes.
   - No DSL value is ever evaluated as a template; values reaching the script are pattern-checked or quoted.
   - Computes on the controller (its action plugin, as M(ansible.builtin.template) renders there) and transfers only
     the job script to the managed host, through M(ansible.builtin.copy)'s module. With O(results_store) the
@@ -136,6 +136,8 @@ requirements:
     flags); requests for O(registries).
   - On the managed host, Python only; with O(results_store) also PyYAML, jsonschema, archspec, numpy and
     scikit-learn.
+extends_documentation_fragment:
+  - sodalite.modak.schedulers.names
 author:
   - modak developers (@sodalite-modak)
 """
@@ -213,7 +215,7 @@ build:
   returned: success
   type: dict
 scheduler:
-  description: The scheduler backend the script was written for (slurm, pbspro, torque or local).
+  description: The scheduler backend the script was written for (slurm, pbspro, torque, gridengine or local).
   returned: success
   type: str
   sample: slurm
