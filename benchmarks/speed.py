@@ -46,12 +46,14 @@ DECISION = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher
+from ansible_collections.sodalite.modak.plugins.module_utils import catalog as catalog_module
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 def load_s(path):
+    """Median of 3 loads of the file: read, checked, made images (from_data: from_file keeps what it read)."""
     times = []
     for _ in range(3):
         start = time.perf_counter()
-        loaded = ImageCatalog.from_file(path)
+        loaded = ImageCatalog.from_data(catalog_module.read_data(path), path)
         times.append(time.perf_counter() - start)
     return sorted(times)[1], loaded
 yaml_load_s, _catalog = load_s(sys.argv[2][:-len(".json")] + ".yaml")

@@ -76,7 +76,7 @@ class RemoteDir(object):
             action._make_tmp_path()
         source = shell.join_path(shell.tmpdir, "source")
         action._transfer_data(source, to_bytes(text))
-        action._fixup_perms2((shell.tmpdir, source))
+        action._fixup_perms2((shell.tmpdir, source), execute=False)     # read by the module, never run
         result = self._module("ansible.legacy.copy", {
             "src": source, "dest": self.path + "/", "_original_basename": name, "mode": "0%o" % mode,
             "follow": False, "force": True, "checksum": checksum_s(text)})
