@@ -49,7 +49,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher
 from ansible_collections.sodalite.modak.plugins.module_utils import catalog as catalog_module
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 def load_s(path):
-    """Median of 3 loads of the file: read, checked, made images (from_data: from_file keeps what it read)."""
+    # median of 3 loads: read, checked, made images (from_data: from_file keeps what it read)
     times = []
     for _ in range(3):
         start = time.perf_counter()
