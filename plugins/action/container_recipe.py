@@ -14,11 +14,13 @@ from __future__ import annotations
 import os
 
 from ansible.errors import AnsibleError
+from ansible.module_utils.basic import missing_required_lib
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
+from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
 from ansible_collections.sodalite.modak.plugins.module_utils.tasks import container_recipe as task
 from ansible_collections.sodalite.modak.plugins.plugin_utils.remote_files import RemoteDir
@@ -41,6 +43,9 @@ class ActionModule(ActionBase):
         dummy, params = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC,
                                                     required_one_of=task.REQUIRED_ONE_OF,
                                                     mutually_exclusive=task.MUTUALLY_EXCLUSIVE)
+        for name, missing, error in dsl_libraries():
+            if missing:
+                return merge_hash(result, dict(failed=True, msg=missing_required_lib(name), exception=error))
         try:
             document = task.document_of(params, self._load_file)
             if params["wheels"]:

@@ -15,11 +15,13 @@ from __future__ import annotations
 import os
 
 from ansible.errors import AnsibleError
+from ansible.module_utils.basic import missing_required_lib
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
 from ansible_collections.sodalite.modak.plugins.module_utils import catalog, dsl, files, pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
+from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries
 from ansible_collections.sodalite.modak.plugins.module_utils.tasks import optimise as task
 from ansible_collections.sodalite.modak.plugins.plugin_utils.remote_files import RemoteDir
 
@@ -93,6 +95,9 @@ class ActionModule(ActionBase):
         return self._read(params["dsl_file"], dsl.load_file)
 
     def _optimise(self, params, task_vars):
+        missing = self._missing(params)
+        if missing:
+            return missing
         document = self._document(params)
 
         def read_catalog(path, **build):
@@ -112,6 +117,18 @@ class ActionModule(ActionBase):
         if result.warnings:
             out["warnings"] = list(result.warnings)
         return out
+
+    @staticmethod
+    def _missing(params):
+        """The failure of a task whose library is missing on the controller, else None."""
+        needed = list(dsl_libraries())
+        if params["registries"]:
+            from ansible_collections.sodalite.modak.plugins.module_utils import oci_catalog  # pylint: disable=import-outside-toplevel
+            needed.append(("requests", oci_catalog.requests is None, None))
+        for name, missing, error in needed:
+            if missing:
+                return dict(failed=True, msg=missing_required_lib(name), exception=error)
+        return None
 
     def _on_host(self, params, task_vars):
         """The module on the host (its results store, its hardware), given the DSL and catalog read here."""
