@@ -68,7 +68,8 @@ for _ in range(calls):
     cpu.append(time.thread_time() - start_cpu)
 times.sort()
 cpu.sort()
-print(json.dumps({"catalog_load_s": load, "catalog_yaml_load_s": yaml_load_s, "p50_ms": 1e3 * times[len(times) // 2], "p95_ms": 1e3 * times[int(len(times) * 0.95)],
+print(json.dumps({"catalog_load_s": load, "catalog_yaml_load_s": yaml_load_s,
+                  "p50_ms": 1e3 * times[len(times) // 2], "p95_ms": 1e3 * times[int(len(times) * 0.95)],
                   "cpu_p50_ms": 1e3 * cpu[len(cpu) // 2],
                   "image": choice.image.name if choice.image else None, "explanation_lines": len(choice.explanation),
                   "rejected": len(choice.rejected)}))

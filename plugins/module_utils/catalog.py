@@ -130,8 +130,9 @@ def checker(rules):
             tests = [_TYPES[name] for name in ([rule] if isinstance(rule, str) else rule)]
             checks.append(lambda v, tests=tests: any(test(v) for test in tests))
         elif key == "enum":
-            choices = [(type(choice), choice) for choice in rule]
-            checks.append(lambda v, choices=choices: any(type(v) is kind and v == choice for kind, choice in choices))
+            # as JSON compares: true is not 1
+            checks.append(lambda v, choices=tuple(rule): any(
+                isinstance(v, bool) is isinstance(choice, bool) and v == choice for choice in choices))
         elif key == "pattern":
             search = re.compile(rule).search
             checks.append(lambda v, search=search: not isinstance(v, str) or search(v) is not None)

@@ -170,6 +170,7 @@ def test_the_build_request_is_the_recipe_document_and_the_push_target(catalog):
     {"name": "x", "recipe": {"framework": "pytorch", "compilers": ["inductor", 3]}},
     {"name": "x", "labels": {"a": "b"}, "uri": "docker://a/b:1", "framework": "tf", "version": "2"},
     {"name": "x", "labels": {"a": 1}, "uri": "docker://a/b:1", "framework": "tf", "version": "2"},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "accelerator": True},
     ["not", "an", "entry"],
 ])
 def test_the_quick_check_agrees_with_jsonschema(entry):

@@ -35,8 +35,8 @@ def test_the_name_patterns(pattern, text, ok):
 
 
 def test_a_tagged_reference_splits_into_host_repository_and_tag():
-    assert image_refs.TAGGED.match("docker://localhost:5000/modak/x:abc").groups() == ("localhost:5000", "modak/x",
-                                                                                      "abc")
+    parts = image_refs.TAGGED.match("docker://localhost:5000/modak/x:abc").groups()
+    assert parts == ("localhost:5000", "modak/x", "abc")
     assert image_refs.TAGGED.match("docker://localhost:5000/modak/x") is None
 
 
