@@ -102,3 +102,9 @@ def test_no_data_module_reaches_the_dsl_parser():
 
 def test_the_chain_counter_counts_modules():
     assert longest_chain({"a": {"b"}, "b": {"c"}, "c": set(), "d": {"c"}}) == ["a", "b", "c"]
+
+
+def test_the_task_formats_are_the_writers():
+    from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
+    from ansible_collections.sodalite.modak.plugins.module_utils.tasks import container_recipe
+    assert container_recipe.FORMATS == generate.FORMATS == tuple(generate.WRITERS)

@@ -7,7 +7,10 @@ the controller, plugins/action/container_recipe.py)."""
 from __future__ import annotations
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl
-from ansible_collections.sodalite.modak.plugins.module_utils.recipe.generate import FORMATS
+
+# the recipe formats, those of recipe/generate.py's writers (a test keeps the two equal; importing generate here
+# would put every writer on the import chain of the argument spec)
+FORMATS = ("singularity", "docker")
 
 ARGUMENT_SPEC = dict(
     dsl=dict(type="raw"),
