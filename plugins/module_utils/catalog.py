@@ -128,7 +128,7 @@ def checker(rules):
     for key, rule in rules.items():
         if key == "type":
             tests = [_TYPES[name] for name in ([rule] if isinstance(rule, str) else rule)]
-            checks.append(lambda v, tests=tests: any(test(v) for test in tests))
+            checks.append(tests[0] if len(tests) == 1 else lambda v, tests=tests: any(test(v) for test in tests))
         elif key == "enum":
             # as JSON compares: true is not 1
             checks.append(lambda v, choices=tuple(rule): any(
@@ -150,7 +150,19 @@ def checker(rules):
             checks.append(lambda v, test=test, then=then, other=other: _branch(test(v), then, other, v))
         elif key not in ("then", "else", "description"):
             return lambda v: None
-    return lambda v: _combine(check(v) for check in checks)
+    return checks[0] if len(checks) == 1 else lambda v: _combine_calls(checks, v)
+
+
+def _combine_calls(checks, value):
+    """_combine of each check of ``value``, without a generator (this runs for every value of a catalog)."""
+    verdict = True
+    for check in checks:
+        one = check(value)
+        if one is False:
+            return False
+        if one is None:
+            verdict = None
+    return verdict
 
 
 def _branch(verdict, then, other, value):
@@ -165,7 +177,7 @@ def _properties(rules):
     def check(value):
         if not isinstance(value, dict):
             return True
-        verdicts = []
+        verdict = True
         for name, item in value.items():
             one = known.get(name)
             if one is None:
@@ -173,8 +185,12 @@ def _properties(rules):
                     return False
                 one = extra
             if one is not None:
-                verdicts.append(one(item))
-        return _combine(verdicts)
+                result = one(item)
+                if result is False:
+                    return False
+                if result is None:
+                    verdict = None
+        return verdict
     return check
 
 
