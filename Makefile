@@ -19,8 +19,8 @@ schema: venv
 	.venv/bin/python scripts/export_schema.py > schemas/modak-dsl.schema.json
 	.venv/bin/python scripts/export_scheduler_table.py
 	.venv/bin/python scripts/sync_scheduler_names.py
+	.venv/bin/python scripts/export_doc_fragments.py --write
 	.venv/bin/python scripts/export_tosca_types.py --write
-	.venv/bin/python scripts/export_catalog.py --write
 
 # The CSAR of the TOSCA example (dist/modak.zip); see docs/tosca.md.
 csar:

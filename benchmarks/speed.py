@@ -4,9 +4,13 @@
 """How fast modak answers, side by side in one run:
 
 * tasks: a playbook of N ``sodalite.modak.optimise`` tasks against the same playbook of N
-  ``ansible.builtin.ping`` tasks (wall time, median of the repetitions; the ratio is what counts), for this
-  checkout with and without its bytecode cache (each copy starts from an empty cache);
-* decision: ``matcher.choose`` on a generated catalog of 10,000 images (p50 and p95 over many calls).
+  ``ansible.builtin.ping`` tasks (wall time, median of the repetitions; the ratio is what counts), run in
+  interleaved rounds;
+* decision: ``matcher.choose`` on a generated catalog of 10,000 images (p50 and p95 over many calls), and the
+  time to load that catalog (``ImageCatalog.from_file``: read, checked against the catalog schema, turned into
+  images), as JSON and as YAML (median of 3).
+
+The machine's load (1-minute load average) is recorded before and after, next to the figures.
 
   benchmarks/speed.py                                   # this checkout; prints a table, writes --json
   benchmarks/speed.py --baseline /tmp/old/collections   # also an older copy, side by side
@@ -28,6 +32,8 @@ import sys
 import tempfile
 import time
 
+import yaml
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DSL = os.path.join(ROOT, "examples", "pytorch-cpu-slurm.yaml")
@@ -40,8 +46,18 @@ DECISION = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher
+from ansible_collections.sodalite.modak.plugins.module_utils import catalog as catalog_module
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
-catalog = ImageCatalog.from_data(json.load(open(sys.argv[2])), "generated")
+def load_s(path):
+    # median of 3 loads: read, checked, made images (from_data: from_file keeps what it read)
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        loaded = ImageCatalog.from_data(catalog_module.read_data(path), path)
+        times.append(time.perf_counter() - start)
+    return sorted(times)[1], loaded
+yaml_load_s, _catalog = load_s(sys.argv[2][:-len(".json")] + ".yaml")
+load, catalog = load_s(sys.argv[2])
 request = dsl.parse(dsl.load_file(sys.argv[3]))
 calls = int(sys.argv[4])
 times, cpu = [], []
@@ -52,7 +68,8 @@ for _ in range(calls):
     cpu.append(time.thread_time() - start_cpu)
 times.sort()
 cpu.sort()
-print(json.dumps({"p50_ms": 1e3 * times[len(times) // 2], "p95_ms": 1e3 * times[int(len(times) * 0.95)],
+print(json.dumps({"catalog_load_s": load, "catalog_yaml_load_s": yaml_load_s,
+                  "p50_ms": 1e3 * times[len(times) // 2], "p95_ms": 1e3 * times[int(len(times) * 0.95)],
                   "cpu_p50_ms": 1e3 * cpu[len(cpu) // 2],
                   "image": choice.image.name if choice.image else None, "explanation_lines": len(choice.explanation),
                   "rejected": len(choice.rejected)}))
@@ -152,10 +169,7 @@ def main():
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--json", default=os.path.join(HERE, "results", "speed.json"))
     args = parser.parse_args()
-    # each copy starts with an empty bytecode cache (the first task compiles, as on a new host); "this, no cache"
-    # is this checkout with the cache off: every task compiles the collection's files from Ansible's zip
-    copies = [("this, no cache", os.path.join(ROOT, "collections"), {"MODAK_BYTECODE_CACHE": "off"}),
-              ("this", os.path.join(ROOT, "collections"), {})]
+    copies = [("this", os.path.join(ROOT, "collections"), {})]
     if args.baseline:
         copies.insert(0, ("baseline", os.path.abspath(args.baseline), {}))
     result = {"machine": machine(), "settings": vars(args), "copies": {}}
@@ -163,22 +177,24 @@ def main():
         catalog_file = os.path.join(work, "catalog.json")
         with open(catalog_file, "w", encoding="utf-8") as handle:
             json.dump(generated_catalog(args.images), handle)
-        copies = [(name, collections, dict(env, XDG_CACHE_HOME=os.path.join(work, "cache-%d" % index)))
-                  for index, (name, collections, env) in enumerate(copies)]
+        with open(os.path.join(work, "catalog.yaml"), "w", encoding="utf-8") as handle:
+            yaml.safe_dump(generated_catalog(args.images), handle, sort_keys=False)
         for name, collections, _env in copies:
             result["copies"][name] = {"decision": decision(collections, catalog_file, args.calls)}
         for name, measured in tasks(copies, args.tasks, args.reps, work).items():
             result["copies"][name]["tasks"] = measured
+    result["machine"]["load_1min_after"] = round(os.getloadavg()[0], 2)
     result["settings"] = {k: v for k, v in result["settings"].items() if k not in ("json", "baseline")}
     print("| copy | %d optimise tasks | %d ping tasks | ratio | paired | CPU ratio | decision p50 (%d images) | p95 "
-          "| CPU p50 | explanation lines |" % (args.tasks, args.tasks, args.images))
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| CPU p50 | catalog load (JSON, YAML) | explanation lines |" % (args.tasks, args.tasks, args.images))
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, data in result["copies"].items():
         t, d = data["tasks"], data["decision"]
-        print("| %s | %.2f s | %.2f s | %.2fx | %.2fx | %.2fx | %.2f ms | %.2f ms | %.2f ms | %d |" % (
+        print("| %s | %.2f s | %.2f s | %.2fx | %.2fx | %.2fx | %.2f ms | %.2f ms | %.2f ms | %.3f s, %.3f s | %d |" % (
             name, t["optimise_s"], t["ping_s"], t["ratio"], t["paired_ratio"], t["cpu_ratio"], d["p50_ms"],
-            d["p95_ms"], d["cpu_p50_ms"], d["explanation_lines"]))
-    print("machine: %(cpu)s, %(cpus)s CPUs, Python %(python)s, load %(load_1min)s" % result["machine"])
+            d["p95_ms"], d["cpu_p50_ms"], d["catalog_load_s"], d["catalog_yaml_load_s"], d["explanation_lines"]))
+    print("machine: %(cpu)s, %(cpus)s CPUs, Python %(python)s, load %(load_1min)s before, %(load_1min_after)s after"
+          % result["machine"])
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     with open(args.json, "w", encoding="utf-8") as handle:
         json.dump(result, handle, indent=2, sort_keys=True)

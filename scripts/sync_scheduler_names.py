@@ -3,7 +3,8 @@
 """Write the scheduler registry's names into the files that must list them (run after registering a scheduler).
 
 The registry (plugins/module_utils/schedulers/registry.py) is the single source. The JSON Schema is exported
-by scripts/export_schema.py; this script rewrites the static lists that documentation and TOSCA need:
+by scripts/export_schema.py and the modules' choices by scripts/export_doc_fragments.py (a doc fragment); this
+script rewrites the static lists that TOSCA needs:
 
 - a list that holds an alias (pbs, none, bash) is the DSL's word list: every name and alias;
 - a list that holds the fallback (local) is every name;
@@ -24,7 +25,6 @@ sys.path.insert(0, os.path.join(ROOT, "collections"))
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry  # noqa: E402
 
 FILES = (
-    "plugins/modules/batch_job.py",                 # DOCUMENTATION: choices of the scheduler option
     "tosca/library/modak/types.yaml",               # valid_values of the DSL's target and of the scheduler nodes
     "tosca/library/modak/playbooks/target_create.yml",
     "tosca/service.yaml",

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils import labels, shell
+from ansible_collections.sodalite.modak.plugins.module_utils import image_refs, labels, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
 
 ENGINES = ("apptainer", "singularity", "podman", "buildah", "charliecloud")
 SIF_ENGINES = ("apptainer", "singularity")
 LABEL_HASH = labels.RECIPE_HASH
-_IMAGE = re.compile(r"^[A-Za-z0-9/][A-Za-z0-9._/:@-]{0,255}\Z")
-_DEST = re.compile(r"^(docker|oras)://[A-Za-z0-9][A-Za-z0-9._/:@-]{0,255}\Z")
+_IMAGE = image_refs.BUILD_TARGET
+_DEST = image_refs.PUSH_TARGET
 _SHA = re.compile(r"^[0-9a-f]{64}\Z")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}\Z")
 

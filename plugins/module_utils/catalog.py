@@ -3,18 +3,20 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The image catalog: optimised images with structured attributes.
 
-The embedded default is ``catalog/images.yaml`` of the collection (``embedded()`` reads its generated copy,
-embedded_catalog.py); any file of the same form can replace it. Entries are checked against
+The default is ``catalog/images.yaml`` of the collection (``embedded()`` reads it on the controller); any
+file of the same form can replace it. Entries are checked against
 ``ENTRY_SCHEMA`` and turned into ``Image``.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils import recipe_images, schema, strict_load, versions
+from ansible_collections.sodalite.modak.plugins.module_utils import image_refs, recipe_images, schema, strict_load, versions
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, DslInvalid, path_str
-from ansible_collections.sodalite.modak.plugins.module_utils.model import Image
+from ansible_collections.sodalite.modak.plugins.module_utils.model import BUILD_RANK, Image  # noqa: F401 pylint: disable=unused-import
 
 try:
     import jsonschema
@@ -22,21 +24,47 @@ except ImportError:  # pragma: no cover - reported by the module
     jsonschema = None
 
 BUILDS = ("official", "optimised-pip", "optimised-source")
-BUILD_RANK = {"official": 0, "optimised-pip": 1, "optimised-source": 2}
 KINDS = ("framework", "mpi", "application")
+
+_VERSION = {"type": ["string", "number"], "pattern": r"^\d+(\.\d+){0,3}$"}
+_RUNTIME_VERSION = {"type": "string", "pattern": r"^\d+(\.\d+){0,2}$"}
+_COMPILERS = ["xla", "inductor", "glow", "ngraph", "tvm"]
+# what a recipe-backed image is built from (model.RecipeSpec): a framework at a version, or an MPI library,
+# for a CPU (type, ISA level, microarchitecture) and an accelerator
+RECIPE_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "framework": {"enum": list(schema.FRAMEWORKS)},
+        "version": _VERSION,
+        "cpu_type": {"enum": list(schema.CPU_TYPES)},
+        "cpu_isa": {"enum": list(schema.ISA_LEVELS)},
+        "cpu_microarch": {"enum": list(schema.MICROARCHS)},
+        "cpu_features": {"type": "array", "items": {"type": "string", "pattern": r"^[a-z0-9_.]+$"}},
+        "accelerator": {"enum": ["none", "nvidia", "amd"]},
+        "cuda_version": _RUNTIME_VERSION,
+        "rocm_version": _RUNTIME_VERSION,
+        "compilers": {"type": "array", "items": {"enum": _COMPILERS}},
+        "parallelisation": {"enum": [p for p in schema.PARALLELISATIONS if p != "opencc"]},
+        "mpi_library": {"enum": list(schema.MPI_LIBRARIES)},
+        "omp_affinity": {"enum": ["close", "spread", "master", "primary", "true", "false"]},
+        "enable_opt_build": {"type": "boolean"},
+        "app": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"},
+    },
+}
 
 ENTRY_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
     "required": ["name"],
-    # a published image names its reference and attributes; a recipe-backed one its recipe (the DSL
-    # optimisation section it is built from), its attributes then come from the recipe
+    # a published image names its reference and attributes; a recipe-backed one its recipe (what it is built
+    # from), its attributes then come from the recipe
     "if": {"required": ["recipe"]},
-    "then": {"properties": {"recipe": {"type": "object", "required": ["app_type"]}}},
+    "then": {},
     "else": {"required": ["uri", "framework", "version"]},
     "properties": {
         "name": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,127}$"},
-        "uri": {"type": "string", "pattern": schema.IMAGE_REF},
+        "uri": {"type": "string", "pattern": image_refs.REFERENCE},
         "kind": {"enum": list(KINDS)},
         "framework": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9_.-]*$"},
         "version": {"type": ["string", "number"], "pattern": r"^\d+(\.\d+){0,3}$"},
@@ -47,7 +75,7 @@ ENTRY_SCHEMA = {
         "accelerator": {"enum": ["none", "nvidia", "amd"]},
         "cuda": {"type": "string", "pattern": r"^\d+(\.\d+){0,2}$"},
         "rocm": {"type": "string", "pattern": r"^\d+(\.\d+){0,2}$"},
-        "compilers": {"type": "array", "items": {"enum": ["xla", "inductor", "glow", "ngraph", "tvm"]}},
+        "compilers": {"type": "array", "items": {"enum": _COMPILERS}},
         "math": {"type": "array", "items": {"enum": ["mkl", "onednn", "openblas", "cudnn", "nccl", "miopen"]}},
         "mpi": {"type": "object", "additionalProperties": False, "required": ["library"],
                 "properties": {"library": {"enum": list(schema.MPI_LIBRARIES)},
@@ -58,7 +86,7 @@ ENTRY_SCHEMA = {
         "labels": {"type": "object", "additionalProperties": {"type": "string"}},
         "legacy_code": {"type": "string"},
         "description": {"type": "string"},
-        "recipe": {"type": "object"},
+        "recipe": RECIPE_SCHEMA,
     },
 }
 CATALOG_SCHEMA = {
@@ -67,6 +95,108 @@ CATALOG_SCHEMA = {
     "required": ["images"],
     "properties": {"version": {"type": "integer"}, "images": {"type": "array", "items": ENTRY_SCHEMA}},
 }
+
+
+_TYPES = {"object": lambda v: isinstance(v, dict), "array": lambda v: isinstance(v, list),
+          "string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool),
+          "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "null": lambda v: v is None}
+
+
+def _combine(verdicts):
+    """All of ``verdicts``: False at the first False, else None when one is None, else True."""
+    verdict = True
+    for one in verdicts:
+        if one is False:
+            return False
+        if one is None:
+            verdict = None
+    return verdict
+
+
+def checker(rules):
+    """A check of the JSON schema ``rules``, compiled once: value -> True, False, or None where ``rules`` uses a
+    keyword it does not know. The keywords of CATALOG_SCHEMA only (type, enum, pattern, required, properties,
+    additionalProperties, items, if/then/else), each read as jsonschema reads it, and many times faster than
+    jsonschema on a catalog of 10,000 images; jsonschema checks again whatever is not True and says what is wrong."""
+    checks = []
+    for key, rule in rules.items():
+        if key == "type":
+            tests = [_TYPES[name] for name in ([rule] if isinstance(rule, str) else rule)]
+            checks.append(tests[0] if len(tests) == 1 else lambda v, tests=tests: any(test(v) for test in tests))
+        elif key == "enum":
+            # as JSON compares: true is not 1
+            checks.append(lambda v, choices=tuple(rule): any(
+                isinstance(v, bool) is isinstance(choice, bool) and v == choice for choice in choices))
+        elif key == "pattern":
+            search = re.compile(rule).search
+            checks.append(lambda v, search=search: not isinstance(v, str) or search(v) is not None)
+        elif key == "required":
+            checks.append(lambda v, names=tuple(rule): not isinstance(v, dict) or all(name in v for name in names))
+        elif key in ("properties", "additionalProperties"):
+            if key == "additionalProperties" and "properties" in rules:
+                continue                                     # checked with the properties
+            checks.append(_properties(rules))
+        elif key == "items":
+            each = checker(rule)
+            checks.append(lambda v, each=each: not isinstance(v, list) or _combine(each(item) for item in v))
+        elif key == "if":
+            test, then, other = checker(rule), checker(rules.get("then", {})), checker(rules.get("else", {}))
+            checks.append(lambda v, test=test, then=then, other=other: _branch(test(v), then, other, v))
+        elif key not in ("then", "else", "description"):
+            return lambda v: None
+    return checks[0] if len(checks) == 1 else lambda v: _combine_calls(checks, v)
+
+
+def _combine_calls(checks, value):
+    """_combine of each check of ``value``, without a generator (this runs for every value of a catalog)."""
+    verdict = True
+    for check in checks:
+        one = check(value)
+        if one is False:
+            return False
+        if one is None:
+            verdict = None
+    return verdict
+
+
+def _branch(verdict, then, other, value):
+    return None if verdict is None else (then if verdict else other)(value)
+
+
+def _properties(rules):
+    known = {name: checker(sub) for name, sub in rules.get("properties", {}).items()}
+    extra = rules.get("additionalProperties", True)
+    extra = None if extra is True else extra if extra is False else checker(extra)
+
+    def check(value):
+        if not isinstance(value, dict):
+            return True
+        verdict = True
+        for name, item in value.items():
+            one = known.get(name)
+            if one is None:
+                if extra is False:
+                    return False
+                one = extra
+            if one is not None:
+                result = one(item)
+                if result is False:
+                    return False
+                if result is None:
+                    verdict = None
+        return verdict
+    return check
+
+
+_CATALOG_CHECK = []
+
+
+def fits(data):
+    """Whether catalog ``data`` fits CATALOG_SCHEMA: True, False or None (see ``checker``)."""
+    if not _CATALOG_CHECK:
+        _CATALOG_CHECK.append(checker(CATALOG_SCHEMA))
+    return _CATALOG_CHECK[0](data)
 
 
 def image_from_entry(entry, recipe=None):
@@ -93,7 +223,7 @@ def image_from_entry(entry, recipe=None):
         app=entry.get("app"),
         scaling=tuple(sorted((entry.get("scaling") or {}).items())),
         labels=tuple(sorted((entry.get("labels") or {}).items())),
-        recipe=json.dumps(recipe, sort_keys=True) if recipe is not None else None,
+        recipe=recipe,
     )
 
 
@@ -143,8 +273,10 @@ class ImageCatalog(object):
             data = {"images": data}
         if jsonschema is None:
             raise CatalogError("the jsonschema library is needed to read a catalog")
-        errors = sorted(jsonschema.Draft202012Validator(CATALOG_SCHEMA).iter_errors(data),
-                        key=lambda e: [str(p) for p in e.absolute_path])
+        errors = []
+        if fits(data) is not True:     # jsonschema says what is wrong (and decides the unusual)
+            errors = sorted(jsonschema.Draft202012Validator(CATALOG_SCHEMA).iter_errors(data),
+                            key=lambda e: [str(p) for p in e.absolute_path])
         if errors:
             shown = ["%s: %s" % (path_str(list(e.absolute_path)) or "(catalog)", e.message[:200]) for e in errors[:10]]
             raise CatalogError("catalog %s is malformed:\n  - %s" % (source, "\n  - ".join(shown)))
@@ -155,8 +287,8 @@ class ImageCatalog(object):
                 raise CatalogError("catalog %s: image name %r appears twice" % (source, entry["name"]))
             names.add(entry["name"])
             if "recipe" in entry:
-                resolved = recipe_images.resolve(entry, build_prefix, base_image, source)
-                images.append(image_from_entry(resolved, entry["recipe"]))
+                resolved, spec = recipe_images.resolve(entry, build_prefix, base_image, source)
+                images.append(image_from_entry(resolved, spec))
             else:
                 images.append(image_from_entry(entry))
         return cls(images, source)
@@ -165,21 +297,52 @@ class ImageCatalog(object):
     def from_text(cls, text, source="<memory>", **build):
         """YAML or JSON text, read as strictly as a DSL document (no aliases, no key given twice) within the
         catalog's limits (strict_load.CATALOG)."""
-        try:
-            data = strict_load.loads(text, "auto", strict_load.CATALOG)
-        except DslInvalid as exc:
-            raise CatalogError("catalog %s is refused: %s" % (source, _problems(exc)))
-        return cls.from_data(data, source, **build)
+        return cls.from_data(data_of(text, source), source, **build)
 
     @classmethod
     def from_file(cls, path, **build):
+        """The catalog of file ``path``; read again only when the file changed (a process that optimises many
+        documents, such as ansible-playbook's, whose workers inherit what its parent read, reads it once)."""
         try:
-            text = strict_load.read_file(path, strict_load.CATALOG)
-        except (IOError, OSError) as exc:
+            info = os.stat(path)
+        except OSError as exc:
             raise CatalogError("cannot read catalog %s: %s" % (path, exc.strerror or exc))
-        except DslInvalid as exc:
-            raise CatalogError("catalog %s is refused: %s" % (path, _problems(exc)))
-        return cls.from_text(text, str(path), **build)
+        key = (os.path.abspath(path), info.st_mtime_ns, info.st_size, info.st_ino, tuple(sorted(build.items())))
+        if key not in _FILES:
+            if len(_FILES) >= 8:
+                _FILES.clear()
+            _FILES[key] = cls.from_data(read_data(path), str(path), **build)
+        return _FILES[key]
+
+
+_FILES = {}
+
+
+def data_of(text, source="<memory>"):
+    """The plain data of a catalog's YAML or JSON text, read as strictly as a DSL document (no aliases, no key
+    given twice) within the catalog's limits (strict_load.CATALOG)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    try:
+        return strict_load.loads(text, "auto", strict_load.CATALOG)
+    except DslInvalid as exc:
+        raise CatalogError("catalog %s is refused: %s" % (source, _problems(exc)))
+
+
+def read_data(path):
+    """The plain data of the catalog file ``path`` (size-capped, a regular file, read as strictly as a DSL)."""
+    try:
+        text = strict_load.read_file(path, strict_load.CATALOG)
+    except (IOError, OSError) as exc:
+        raise CatalogError("cannot read catalog %s: %s" % (path, exc.strerror or exc))
+    except DslInvalid as exc:
+        raise CatalogError("catalog %s is refused: %s" % (path, _problems(exc)))
+    return data_of(text, str(path))
+
+
+def collection_catalog_path():
+    """Path of the collection's own catalog, catalog/images.yaml (on the controller, or in a checkout)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "catalog", "images.yaml")
 
 
 def _problems(exc):
@@ -187,28 +350,11 @@ def _problems(exc):
 
 
 def embedded(build_prefix=recipe_images.DEFAULT_PREFIX, base_image=None):
-    """The collection's own catalog: catalog/images.yaml as embedded_catalog.py holds it, checked and with its
-    recipes resolved when that file was generated; only the build prefix is applied here. A ``base_image``
-    changes the recipes, which are then resolved again."""
-    from ansible_collections.sodalite.modak.plugins.module_utils import embedded_catalog  # pylint: disable=import-outside-toplevel
-    if base_image:
-        return ImageCatalog.from_data({"images": embedded_catalog.ENTRIES}, embedded_catalog.SOURCE, build_prefix,
-                                      base_image)
-    recipe_images.check_prefix(build_prefix)
-    images = []
-    for raw, built in zip(embedded_catalog.ENTRIES, embedded_catalog.RESOLVED):
-        if built is None:
-            images.append(image_from_entry(raw))
-            continue
-        entry = dict(built["entry"])
-        if "uri" not in raw:
-            entry["uri"] = recipe_images.build_uri(build_prefix, _RecipeName(built["name"], built["sha256"]))
-        images.append(image_from_entry(entry, raw["recipe"]))
-    return ImageCatalog(images, embedded_catalog.SOURCE)
-
-
-class _RecipeName(object):
-    """The name and hash of a resolved recipe: what build_uri reads."""
-
-    def __init__(self, name, sha256):
-        self.name, self.sha256 = name, sha256
+    """The collection's own catalog, catalog/images.yaml, read where the collection is installed (the
+    controller): its recipe-backed entries pushed under ``build_prefix``, ``base_image`` the base of their CPU
+    recipes."""
+    path = collection_catalog_path()
+    if not os.path.isfile(path):
+        raise CatalogError("the collection's catalog %s is missing: give a catalog (the optimise action plugin "
+                           "reads it on the controller and passes it as catalog_data)" % os.path.normpath(path))
+    return ImageCatalog.from_file(path, build_prefix=build_prefix, base_image=base_image)

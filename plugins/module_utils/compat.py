@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import copy
 
-from ansible_collections.sodalite.modak.plugins.module_utils import schema
 
 # the tuners the original named; modak runs its own (sodalite.modak.autotune over optimisation.tuning)
 MODAK_TUNER = "modak"
@@ -78,11 +77,12 @@ def _autotuning(opt, warnings):
         warnings.append("enable_autotuning is set but optimisation.tuning names no search space: nothing is tuned")
 
 
-def normalise(doc):
-    """Return (a canonical copy of the validated ``doc``, notes, warnings)."""
+def normalise(doc, schema):
+    """Return (a canonical copy of the validated ``doc``, notes, warnings); ``schema`` is the DSL's JSON schema
+    (schema.SCHEMA), which says where a boolean is wanted."""
     doc = copy.deepcopy(doc)
     notes, warnings = [], []
-    _booleans(doc, schema.SCHEMA, "", notes)
+    _booleans(doc, schema, "", notes)
     job = doc["job"]
     if isinstance(job.get("target"), dict):
         _target(job["target"], notes)

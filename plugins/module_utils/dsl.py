@@ -500,7 +500,7 @@ def _optimisation(raw, notes):
 
 def build_request(doc):
     """Turn a valid document into a JobRequest (call ``validate`` first)."""
-    doc, notes, warnings = compat.normalise(doc)
+    doc, notes, warnings = compat.normalise(doc, schema.SCHEMA)
     job = doc["job"]
     raw_app = job.get("application") or {}
     raw_target = job.get("target") or {}

@@ -16,10 +16,16 @@ from ansible_collections.sodalite.modak.plugins.module_utils.errors import Outpu
 _FILENAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,200}\Z")
 
 
-def target_path(output_dir, filename):
-    """The absolute path of ``filename`` inside ``output_dir``; refuses anything that leaves it."""
+def check_filename(filename):
+    """``filename`` when it is one plain file name (no directory, no '..'); else OutputError."""
     if not _FILENAME.match(filename) or ".." in filename:
         raise OutputError("refusing file name %r: letters, digits, '_', '.' and '-' only" % (filename,))
+    return filename
+
+
+def target_path(output_dir, filename):
+    """The absolute path of ``filename`` inside ``output_dir``; refuses anything that leaves it."""
+    check_filename(filename)
     root = os.path.realpath(output_dir)
     path = os.path.join(root, filename)
     if os.path.dirname(path) != root:

@@ -73,6 +73,8 @@ def _read(path):
 class Job(object):
     """One run of the module: the request, its backend, and the result being built."""
 
+    clock = time     # what ``follow`` reads the time from and sleeps with (tests give a clock of their own)
+
     def __init__(self, req, runner=None):
         self.req = req
         try:
@@ -153,13 +155,14 @@ class Job(object):
 
     def follow(self, status):
         """Poll until the job leaves the queue, or fail when wait_timeout runs out."""
-        deadline = time.time() + self.req.wait_timeout
+        clock = self.clock
+        deadline = clock.time() + self.req.wait_timeout
         while status.active:
-            if time.time() >= deadline:
+            if clock.time() >= deadline:
                 message = "job %s is still %s after wait_timeout=%s s" % (
                     status.job_id, status.state, self.req.wait_timeout)
                 raise JobFailed(message, self.result)
-            time.sleep(min(max(POLL_FLOOR_S, self.req.poll_interval or 0), max(0.05, deadline - time.time())))
+            clock.sleep(min(max(POLL_FLOOR_S, self.req.poll_interval or 0), max(0.05, deadline - clock.time())))
             status = self._status(status.job_id)
         return status
 

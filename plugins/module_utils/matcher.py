@@ -17,8 +17,7 @@ import re
 from dataclasses import replace
 
 from ansible_collections.sodalite.modak.plugins.module_utils import cpu, versions
-from ansible_collections.sodalite.modak.plugins.module_utils.catalog import BUILD_RANK
-from ansible_collections.sodalite.modak.plugins.module_utils.model import Choice
+from ansible_collections.sodalite.modak.plugins.module_utils.model import BUILD_RANK, Choice
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_model
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks import RecipeError
 

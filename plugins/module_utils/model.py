@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
@@ -132,6 +131,44 @@ class JobRequest:
 
 
 @dataclass(frozen=True)
+class RecipeSpec:
+    """What an optimised image is built from: the part of a request a recipe reads (recipe/spec.py derives the
+    recipe). A DSL's optimisation section gives one (recipe.spec.spec_of); a catalog entry's ``recipe`` is one."""
+    framework: Optional[str] = None
+    version: Optional[str] = None
+    cpu_type: str = "x86"
+    cpu_isa: Optional[str] = None
+    cpu_microarch: Optional[str] = None
+    cpu_features: Tuple[str, ...] = ()
+    accelerator: str = "none"
+    cuda_version: Optional[str] = None
+    rocm_version: Optional[str] = None
+    compilers: Tuple[str, ...] = ()
+    parallelisation: Optional[str] = None
+    mpi_library: Optional[str] = None
+    omp_affinity: Optional[str] = None
+    enable_opt_build: bool = True
+    app: Optional[str] = None
+
+    def as_dict(self):
+        """The fields that differ from the defaults (the catalog's ``recipe`` form), lists for tuples."""
+        out = {}
+        for name, default in _SPEC_DEFAULTS.items():
+            value = getattr(self, name)
+            if value != default:
+                out[name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    @classmethod
+    def from_dict(cls, data):
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
+
+
+_SPEC_DEFAULTS = {name: getattr(RecipeSpec, name) for name in RecipeSpec.__dataclass_fields__}
+BUILD_RANK = {"official": 0, "optimised-pip": 1, "optimised-source": 2}
+
+
+@dataclass(frozen=True)
 class Image:
     """One catalog entry."""
     name: str
@@ -154,7 +191,7 @@ class Image:
     app: Optional[str] = None
     scaling: Tuple[Tuple[str, object], ...] = ()
     labels: Tuple[Tuple[str, str], ...] = ()
-    recipe: Optional[str] = None  # recipe-backed: the DSL optimisation section (JSON text) the image is built from
+    recipe: Optional[RecipeSpec] = None  # recipe-backed: what the image is built from
 
     @property
     def version_text(self):
@@ -169,7 +206,7 @@ class Image:
             "compilers": list(self.compilers), "features": sorted(set(self.compilers) | set(self.math)),
             "math": list(self.math), "mpi": self.mpi, "mpi_version": self.mpi_version, "mpi_pmi": self.mpi_pmi,
             "app": self.app,
-            "recipe": json.loads(self.recipe) if self.recipe else None,
+            "recipe": self.recipe.as_dict() if self.recipe else None,
         }
 
 

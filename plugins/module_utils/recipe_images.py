@@ -3,8 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Recipe-backed catalog entries: images that modak builds, and whether they are built yet.
 
-A catalog entry with a ``recipe`` holds the DSL ``optimisation`` section its image is built from,
-not a reference to somebody's registry. Its attributes are the recipe's (so the entry can only
+A catalog entry with a ``recipe`` holds the recipe specification (model.RecipeSpec) its image is built
+from, not a reference to somebody's registry. Its attributes are the recipe's (so the entry can only
 promise what the build makes), and its ``uri`` is where the build pushes it: under the build
 prefix (``docker://host[:port]/namespace`` of the user's registry, or an image directory for SIF
 files), tagged with the recipe hash, so an image built from another recipe never answers for it.
@@ -14,20 +14,19 @@ is already at its uri) and ``to-build``.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import socket
 import threading
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl
-from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, DslInvalid
+from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, image_refs
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError
+from ansible_collections.sodalite.modak.plugins.module_utils.model import RecipeSpec
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_model
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks import RecipeError
 
 # the local registry of a login node; the optimise module's build_prefix replaces it
 DEFAULT_PREFIX = "docker://localhost:5000/modak"
-PREFIX = re.compile(r"^(docker://[A-Za-z0-9.-]+(:\d{1,5})?(/[a-z0-9][a-z0-9._-]*)*|/[A-Za-z0-9._/-]*)\Z")
+PREFIX = image_refs.BUILD_PREFIX
 # what a recipe entry may say besides its recipe: everything else comes from the recipe
 OVERRIDES = ("name", "recipe", "uri", "kind", "app", "build", "description", "legacy_code")
 LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
@@ -39,16 +38,51 @@ MANIFEST_TYPES = ", ".join([
 ])
 
 
-def document(section):
-    """The DSL document a recipe section stands for (what sodalite.modak.container_recipe reads)."""
-    return {"job": {"application": {"executable": "true"}, "optimisation": section}}
+def document(spec):
+    """The DSL document a RecipeSpec stands for (what sodalite.modak.container_recipe reads to write its recipe)."""
+    build = {"cpu_type": spec.cpu_type}
+    for key in ("cpu_isa", "cpu_microarch", "cuda_version", "rocm_version"):
+        if getattr(spec, key):
+            build[key] = getattr(spec, key)
+    if spec.cpu_features:
+        build["cpu_features"] = list(spec.cpu_features)
+    if spec.accelerator not in ("none", None):
+        build["acc_type"] = spec.accelerator
+    section = {"opt_build": build}
+    if not spec.enable_opt_build:
+        section["enable_opt_build"] = False
+    if spec.framework:
+        details = {"version": spec.version} if spec.version else {}
+        details.update((_switch(spec.framework, feature), True) for feature in spec.compilers)
+        section.update({"app_type": "ai_training", "app_type-ai_training": {
+            "config": {"ai_framework": spec.framework}, "ai_framework-%s" % spec.framework: details}})
+    else:
+        hpc = {"config": {"parallelisation": spec.parallelisation or ("mpi" if spec.mpi_library else "openmp")}}
+        if spec.mpi_library or spec.version:
+            hpc["parallelisation-mpi"] = {k: v for k, v in (("library", spec.mpi_library), ("version", spec.version))
+                                          if v}
+        if spec.omp_affinity:
+            hpc["parallelisation-openmp"] = {"affinity": spec.omp_affinity}
+        section.update({"app_type": "hpc", "app_type-hpc": hpc})
+    application = {"executable": "true"}
+    if spec.app:
+        application["app_tag"] = spec.app
+    return {"job": {"application": application, "optimisation": section}}
 
 
-def recipe_of(section, base_image=None):
-    """The Recipe of a DSL optimisation section; ``base_image`` replaces the base of CPU recipes."""
-    request = dsl.parse(document(section))
-    base = base_image if base_image and request.opt.accelerator in ("none", None) else None
-    return recipe_model.from_request(request, base_image=base)
+def _switch(framework, feature):
+    """The DSL option of ``framework`` that asks for the graph compiler ``feature``."""
+    known = frameworks.FRAMEWORKS.get(framework)
+    for option, (switched, _description) in (known.switches.items() if known else ()):
+        if switched == feature:
+            return option
+    raise CatalogError("%s has no option for the graph compiler %s" % (framework, feature))
+
+
+def recipe_of(spec, base_image=None):
+    """The Recipe of a RecipeSpec; ``base_image`` replaces the base of CPU recipes."""
+    base = base_image if base_image and spec.accelerator in ("none", None) else None
+    return recipe_model.from_spec(spec, base_image=base)
 
 
 def check_prefix(prefix):
@@ -66,28 +100,31 @@ def build_uri(prefix, recipe):
 
 
 def resolve(raw, prefix=DEFAULT_PREFIX, base_image=None, source="<memory>"):
-    """A recipe entry -> the catalog entry of the image its recipe builds (attributes, uri, recipe hash)."""
+    """A recipe entry -> (the catalog entry of the image its recipe builds (attributes, uri, recipe hash), its
+    RecipeSpec)."""
     extra = sorted(set(raw) - set(OVERRIDES))
     if extra:
         raise CatalogError("catalog %s: image %s has a recipe, so its attributes come from the recipe; remove %s"
                            % (source, raw.get("name"), ", ".join(extra)))
+    spec = RecipeSpec.from_dict(dict(raw["recipe"], **({"version": str(raw["recipe"]["version"])}
+                                                       if "version" in raw["recipe"] else {})))
     try:
-        recipe = recipe_of(raw["recipe"], base_image)
-    except DslInvalid as exc:
-        raise CatalogError("catalog %s: the recipe of image %s is not a valid optimisation section: %s"
-                           % (source, raw.get("name"), "; ".join("%s %s" % (p.path, p.message) for p in exc.problems)))
-    except RecipeError as exc:
+        if spec.framework:
+            for feature in spec.compilers:
+                _switch(spec.framework, feature)
+        recipe = recipe_of(spec, base_image)
+    except (RecipeError, CatalogError) as exc:
         raise CatalogError("catalog %s: no recipe can be made for image %s: %s" % (source, raw.get("name"), exc))
     entry = recipe.catalog_entry(raw.get("uri") or build_uri(prefix, recipe))
     for key in OVERRIDES:
         if key in raw and key != "uri":
             entry[key] = raw[key]
-    return entry
+    return entry, spec
 
 
 def _manifest_url(uri):
     """docker://host[:port]/repo:tag -> the registry's manifest URL (http on loopback, else https)."""
-    match = re.match(r"^docker://([^/]+)/(.+):([A-Za-z0-9_.-]+)\Z", uri)
+    match = image_refs.TAGGED.match(uri)
     if not match:
         return None
     host, repo, tag = match.groups()
@@ -188,9 +225,9 @@ def availability(choice, timeout=5.0):
 def build_request(choice, base_image=None):
     """What the container_build role needs to build a recipe-backed choice: the DSL, its base image, the image
     name and the push target (none for a SIF in an image directory)."""
-    section = json.loads(choice.image.recipe)
-    recipe = recipe_of(section, base_image)
+    spec = choice.image.recipe
+    recipe = recipe_of(spec, base_image)
     uri = choice.uri
     local = uri.startswith("/")
-    return {"dsl": document(section), "base_image": recipe.base_image, "recipe_sha256": recipe.sha256,
+    return {"dsl": document(spec), "base_image": recipe.base_image, "recipe_sha256": recipe.sha256,
             "image": uri if local else uri[len("docker://"):], "push_to": "" if local else uri}

@@ -10,7 +10,7 @@ script either match a strict pattern here or are shell-quoted by the renderer.
 
 from __future__ import annotations
 
-from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, launchers, mpi
+from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, image_refs, launchers, mpi
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtime_registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import table as scheduler_table
 
@@ -53,13 +53,9 @@ ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"
 EXPORT_LIST = r"^(ALL|NONE|[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_./:@+-]*)?)(,[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9_./:@+-]*)?)*$"
 NODELIST = r"^[A-Za-z0-9_.,\[\]-]{1,1024}$"
 CONSTRAINT = r"^[A-Za-z0-9_.&|,*\[\]():-]{1,256}$"
-# an option and at most two value words (Grid Engine's '-pe mpi 8'); schedulers/extra.py says which options take two
+# an option and at most two value words (Grid Engine's '-pe mpi 8'); each scheduler module says which options take two
 DIRECTIVE = r"^--?[A-Za-z][A-Za-z0-9_-]*([= ][A-Za-z0-9_.,:=/@%+\[\]-]+( [A-Za-z0-9_.,:=/@%+\[\]-]+)?)?$"
-IMAGE_REF = (r"^((docker|library|oras|shub|docker-archive|oci-archive|docker-daemon)://"
-             # a .sif path never starts with '-' (apptainer exec would read it as an option)
-             r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|[A-Za-z0-9_./+][A-Za-z0-9_./+-]{0,254}\.sif"
-             # the original's forms: a bare 'repo/name:tag' or 'name' (read as docker://...), or '' (no container)
-             r"|[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}|)$")
+IMAGE_REF = image_refs.REFERENCE
 RESOURCE = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"   # a site's resource name (PBS Pro, Grid Engine)
 PLACEMENTS = ("pack", "scatter", "free")
 ABS_PATH = r"^/[A-Za-z0-9_.@+/-]{0,1023}$"

@@ -44,8 +44,6 @@ attributes:
     support: full
     platforms: posix
     description: Target OS/families that can be operated against.
-extends_documentation_fragment:
-  - sodalite.modak.bytecode_cache
 options:
   jid:
     description:
@@ -129,7 +127,6 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.sodalite.modak.plugins.module_utils.tail import last_lines
 
 ARGUMENT_SPEC = dict(

@@ -22,8 +22,6 @@ description:
   - Records already in the store for this host's hardware class count as measured, so a second call
     continues the search. C(sodalite.modak.optimise) with the same O(results_store) then uses the records.
   - In check mode nothing runs; the planned first runs are returned.
-extends_documentation_fragment:
-  - sodalite.modak.bytecode_cache
 options:
   dsl:
     description:
@@ -167,7 +165,6 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor, search, store, tune

@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: batch_job
-short_description: Submit, follow and cancel batch jobs on Slurm, PBS Pro, Torque or locally
+short_description: Submit, follow and cancel batch jobs on Slurm, PBS Pro, Torque, Grid Engine or locally
 version_added: "0.1.0"
 description:
   - Submits a job script to a batch scheduler (C(sbatch --parsable) on Slurm, C(qsub) on PBS Pro and Torque)
@@ -34,9 +34,13 @@ description:
   - "A progress line looks like this one: localhost: job 4242 (train) RUNNING, ran 0:01:23, waited 0:01:30: epoch 3/10"
 requirements:
   - The scheduler's command line tools on the host that runs the module (C(sbatch), C(squeue), C(scontrol), C(sacct),
-    C(scancel) for Slurm; C(qsub), C(qstat), C(qdel) for PBS Pro and Torque); none for O(scheduler=local).
+    C(scancel) for Slurm; C(qsub), C(qstat), C(qdel) for PBS Pro and Torque; C(qsub), C(qstat), C(qacct), C(qdel)
+    for Grid Engine); none for O(scheduler=local).
 author:
   - modak developers (@sodalite-modak)
+extends_documentation_fragment:
+  - sodalite.modak.schedulers
+  - sodalite.modak.schedulers.names
 attributes:
   action:
     support: full
@@ -57,8 +61,6 @@ attributes:
     support: full
     platforms: posix
     description: Target OS/families that can be operated against.
-extends_documentation_fragment:
-  - sodalite.modak.bytecode_cache
 options:
   script:
     description:
@@ -71,8 +73,8 @@ options:
       - The scheduler to use.
       - Default is read from the script's directives. C(#SBATCH) means V(slurm), C(#PBS) with C(select=) means
         V(pbspro), any other C(#PBS) means V(torque), C(#$) means V(gridengine), and no directives means V(local).
+      - The choices are the scheduler registry's (the generated fragment C(sodalite.modak.schedulers)).
     type: str
-    choices: [slurm, pbspro, torque, local, gridengine]
   state:
     description:
       - V(submitted) submits the job (unless the same job is already queued or running).
@@ -280,7 +282,6 @@ msg:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.sodalite.modak.plugins.module_utils.commands import ModuleRunner
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.registry import NAMES
 from ansible_collections.sodalite.modak.plugins.module_utils.job_control import (

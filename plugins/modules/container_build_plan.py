@@ -18,8 +18,7 @@ description:
     push the image (C(docker://) with podman/buildah, C(oras://) for SIF files), plus a Slurm job script that runs
     the build on a compute node.
   - Changes nothing; the P(sodalite.modak.container_build#role) role runs the commands.
-extends_documentation_fragment:
-  - sodalite.modak.bytecode_cache
+  - The plan is made on the controller (the module's action plugin); nothing runs on the managed host.
 options:
   engine:
     description: Build tool.
@@ -27,8 +26,10 @@ options:
     choices: [apptainer, singularity, podman, buildah, charliecloud]
     required: true
   recipe:
-    description: Path of the recipe (definition file for Apptainer/Singularity, Dockerfile otherwise).
-    type: path
+    description:
+      - Path of the recipe (definition file for Apptainer/Singularity, Dockerfile otherwise) on the host that
+        runs the build commands; used as written (expand C(~) yourself).
+    type: str
     required: true
   image:
     description:
@@ -37,8 +38,8 @@ options:
     type: str
     required: true
   context:
-    description: Build context directory (also the job script's working directory).
-    type: path
+    description: Build context directory (also the job script's working directory), a path of the build host.
+    type: str
     default: .
   fakeroot:
     description: Build with C(--fakeroot) (Apptainer/Singularity, unprivileged users).
@@ -74,8 +75,8 @@ attributes:
     description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
 requirements:
-  - None on the host that runs the module; the build runs the engine it names (apptainer, singularity, podman,
-    buildah or Charliecloud's ch-image) where the commands it returns are run.
+  - None on the managed host (the plan is made on the controller); the build runs the engine it names (apptainer,
+    singularity, podman, buildah or Charliecloud's ch-image) where the commands it returns are run.
 author:
   - modak developers (@sodalite-modak)
 """
@@ -135,34 +136,14 @@ job_script:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import bytecode  # noqa: F401 pylint: disable=unused-import
-from ansible_collections.sodalite.modak.plugins.module_utils import build_commands
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
+from ansible_collections.sodalite.modak.plugins.module_utils.tasks.container_build_plan import ARGUMENT_SPEC, plan
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            engine=dict(type="str", required=True, choices=list(build_commands.ENGINES)),
-            recipe=dict(type="path", required=True),
-            image=dict(type="str", required=True),
-            context=dict(type="path", default="."),
-            fakeroot=dict(type="bool", default=False),
-            recipe_sha256=dict(type="str"),
-            push_to=dict(type="str"),
-            tls_verify=dict(type="bool", default=True),
-            job_name=dict(type="str", default="modak-build"),
-            cpus=dict(type="int", default=8),
-            walltime=dict(type="str", default="04:00:00"),
-        ),
-        supports_check_mode=True,
-    )
-    p = module.params
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
     try:
-        result = build_commands.plan(p["engine"], p["recipe"], p["image"], context=p["context"],
-                                     fakeroot=p["fakeroot"], recipe_sha256=p["recipe_sha256"], push_to=p["push_to"],
-                                     tls_verify=p["tls_verify"], job_name=p["job_name"], cpus=p["cpus"],
-                                     walltime=p["walltime"])
+        result = plan(module.params)
     except ModakError as exc:
         module.fail_json(msg=str(exc))
     module.exit_json(changed=False, **result)

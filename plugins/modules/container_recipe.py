@@ -21,8 +21,8 @@ description:
     C(modak.recipe.sha256), the hash of the recipe model, used by the P(sodalite.modak.container_build#role) role
     to skip builds of an image that already exists.
   - Every DSL value that reaches a recipe is checked against a strict pattern or quoted; no template engine is used.
-extends_documentation_fragment:
-  - sodalite.modak.bytecode_cache
+  - Computes on the controller (its action plugin) and transfers only the recipe files to the managed host, through
+    M(ansible.builtin.copy)'s module. With O(wheels) the module runs on the managed host, which holds the wheels.
 options:
   dsl:
     description:
@@ -31,11 +31,13 @@ options:
     type: raw
   dsl_file:
     description:
-      - Path of a DSL document (JSON or YAML) on the managed host.
+      - Path of a DSL document (JSON or YAML) on the controller, looked up like M(ansible.builtin.template)'s C(src)
+        (the working directory, then the role's C(files/) and the playbook's directory).
     type: path
   output_dir:
     description:
-      - Directory the recipes are written to (created when missing). Files are written atomically, only inside it.
+      - Directory of the managed host the recipes are written to (created when missing). Files are written
+        atomically, only inside it; a symbolic link at a recipe's path is replaced, never followed.
     type: path
     required: true
   formats:
@@ -71,8 +73,8 @@ notes:
 seealso:
   - module: sodalite.modak.container_build_plan
 requirements:
-  - PyYAML
-  - jsonschema >= 4
+  - On the controller, PyYAML, jsonschema >= 4 and archspec.
+  - On the managed host, Python only; with O(wheels) also PyYAML, jsonschema and archspec.
 author:
   - modak developers (@sodalite-modak)
 """
@@ -142,23 +144,19 @@ catalog_entry:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import bytecode  # noqa: F401 pylint: disable=unused-import
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
+from ansible_collections.sodalite.modak.plugins.module_utils.tasks.container_recipe import (
+    ARGUMENT_SPEC, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, document_of)
 
 
 def run(module):
+    """On the host: what the action plugin hands here when the task places wheels of a host directory."""
     params = module.params
-    if params["dsl_file"]:
-        try:
-            document = dsl.load_file(params["dsl_file"])
-        except (IOError, OSError) as exc:
-            module.fail_json(msg="cannot read dsl_file %s: %s" % (params["dsl_file"], exc))
-    elif isinstance(params["dsl"], (dict, list)):
-        document = params["dsl"]
-    else:
-        document = dsl.loads(str(params["dsl"]))
+    try:
+        document = document_of(params)
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="cannot read dsl_file %s: %s" % (params["dsl_file"], exc))
     result = generate.write(document, params["output_dir"], params["formats"], params["base_image"],
                             check_mode=module.check_mode, wheels=params["wheels"])
     diff = result.pop("diff")
@@ -169,17 +167,9 @@ def run(module):
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            dsl=dict(type="raw"),
-            dsl_file=dict(type="path"),
-            output_dir=dict(type="path", required=True),
-            formats=dict(type="list", elements="str", choices=["singularity", "docker"],
-                         default=["singularity", "docker"]),
-            base_image=dict(type="str"),
-            wheels=dict(type="path"),
-        ),
-        mutually_exclusive=[("dsl", "dsl_file")],
-        required_one_of=[("dsl", "dsl_file")],
+        argument_spec=ARGUMENT_SPEC,
+        mutually_exclusive=MUTUALLY_EXCLUSIVE,
+        required_one_of=REQUIRED_ONE_OF,
         supports_check_mode=True,
     )
     require(module, *dsl_libraries())

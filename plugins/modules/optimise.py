@@ -16,10 +16,11 @@ description:
   - Chooses the best optimised container image from an image catalog for the framework, version, CPU and
     accelerator, and explains the choice, the runners-up and every rejected candidate.
   - Picks run settings (nodes, tasks, threads, launcher, environment) and writes the job script for Slurm,
-    PBS Pro, Torque or plain bash into O(output_dir), atomically and only when its content changes.
+    PBS Pro, Torque, Grid Engine or plain bash into O(output_dir), atomically and only when its content changes.
   - No DSL value is ever evaluated as a template; values reaching the script are pattern-checked or quoted.
-extends_documentation_fragment:
-  - sodalite.modak.bytecode_cache
+  - Computes on the controller (its action plugin, as M(ansible.builtin.template) renders there) and transfers only
+    the job script to the managed host, through M(ansible.builtin.copy)'s module. With O(results_store) the
+    module runs on the managed host, which then needs the Python libraries of the performance model.
 options:
   dsl:
     description:
@@ -28,19 +29,23 @@ options:
     type: dict
   dsl_file:
     description:
-      - Path of a DSL document in JSON or YAML on the host that runs the module.
+      - Path of a DSL document in JSON or YAML on the controller, read like M(ansible.builtin.template)'s C(src) (
+        a relative path is looked up in the working directory, then in the role's C(files/) and the playbook's
+        directory; a vault-encrypted file is decrypted).
       - Exactly one of O(dsl) and O(dsl_file) is required.
     type: path
   output_dir:
     description:
-      - Directory the job script is written to (created when missing). Nothing is written outside it.
+      - Directory of the managed host the job script is written to (created when missing). Nothing is written
+        outside it. C(~) is expanded on the host; a relative path is taken in the directory a module would run in.
     type: path
     required: true
   catalog:
     description:
-      - Path of an image catalog file (YAML, the form of C(catalog/images.yaml) of this collection).
-      - When neither O(catalog) nor O(catalog_data) is given, the catalog embedded in the collection is used
-        (it travels with the module as data, checked and with its recipes resolved when the collection was built).
+      - Path of an image catalog file (YAML, the form of C(catalog/images.yaml) of this collection) on the
+        controller, looked up like O(dsl_file).
+      - When neither O(catalog) nor O(catalog_data) is given, the collection's own C(catalog/images.yaml) is read
+        on the controller.
     type: path
   catalog_data:
     description:
@@ -50,6 +55,7 @@ options:
     description:
       - OCI registries (Distribution v2 HTTP API) whose images are added to the catalog. Each image's
         C(modak.*) labels (written by the C(sodalite.modak.container_build) role) give its attributes.
+      - The registries are reached from the controller (from the managed host with O(results_store)).
       - An unreachable registry gives a warning; the catalog alone is then used.
     type: list
     elements: dict
@@ -101,15 +107,17 @@ options:
     default: 5.0
   results_store:
     description:
-      - Path of a benchmark results store (SQLite, or JSON lines) on the host that runs the module, as
-        written by the C(sodalite.modak.benchmark) role.
+      - Path of a benchmark results store (SQLite, or JSON lines) on the managed host, as written by the
+        C(sodalite.modak.benchmark) role. With it the module runs on the managed host (its records and its
+        hardware class); the DSL and the catalog are still read on the controller and handed to it.
       - When the DSL states a search space (C(optimisation.tuning)), the performance model fitted on the
         records of this host's hardware class picks the configuration; without records rules pick it.
     type: path
 attributes:
   check_mode:
     support: full
-    description: Nothing is written; the script content is still returned.
+    description: Nothing is written; the script content is still returned (C(changed) from the checksum of the file
+      on the host).
   diff_mode:
     support: full
     description: Shows the difference between the existing and the new job script.
@@ -119,26 +127,29 @@ notes:
     in it runs on the controller before this module sees it. For documents you did not write, use
     O(dsl_file) (read by the module, never templated) or mark the values C(!unsafe); the module itself never
     evaluates a template.
-  - Run it on the controller (C(delegate_to=localhost)) and copy the script to the cluster, as the
-    C(sodalite.modak.optimised_job) role does.
+  - The job script is renamed into place over the previous one; a symbolic link at its path is replaced, never
+    followed (as M(ansible.builtin.copy) does).
+  - The C(sodalite.modak.optimised_job) role runs it on the controller (C(delegate_to=localhost)) and copies the
+    script to the cluster; run on a cluster's login node, it writes the script there directly.
 requirements:
-  - PyYAML
-  - jsonschema >= 4
-  - archspec >= 0.2.5 (CPU microarchitectures, ISA levels and compiler flags)
-  - requests (for O(registries))
-  - numpy and scikit-learn (for O(results_store), the performance model)
+  - On the controller, PyYAML, jsonschema >= 4 and archspec >= 0.2.5 (CPU microarchitectures, ISA levels and compiler
+    flags); requests for O(registries).
+  - On the managed host, Python only; with O(results_store) also PyYAML, jsonschema, archspec, numpy and
+    scikit-learn.
+extends_documentation_fragment:
+  - sodalite.modak.schedulers.names
 author:
   - modak developers (@sodalite-modak)
 """
 
 EXAMPLES = r"""
-- name: Optimise a PyTorch training job for Slurm with the embedded catalog
+- name: Optimise a PyTorch training job for Slurm with the collection's catalog
   sodalite.modak.optimise:
     dsl_file: examples/pytorch-cpu-slurm.yaml
     output_dir: out
   register: optimised
 
-- name: Optimise with the images of a site registry added to the embedded catalog
+- name: Optimise with the images of a site registry added to the collection's catalog
   sodalite.modak.optimise:
     dsl_file: examples/pytorch-cpu-slurm.yaml
     output_dir: out
@@ -171,7 +182,10 @@ EXAMPLES = r"""
 
 RETURN = r"""
 image:
-  description: The chosen image; null values when the application runs bare (no container).
+  description:
+    - The chosen image; null values when the application runs bare (no container).
+    - C(recipe) is, for a recipe-backed image, the recipe specification it is built from (the catalog's C(recipe)
+      form); the DSL document it stands for is RV(build)'s C(dsl).
   returned: success
   type: dict
   sample:
@@ -201,7 +215,7 @@ build:
   returned: success
   type: dict
 scheduler:
-  description: The scheduler backend the script was written for (slurm, pbspro, torque or local).
+  description: The scheduler backend the script was written for (slurm, pbspro, torque, gridengine or local).
   returned: success
   type: str
   sample: slurm
@@ -278,77 +292,27 @@ problems:
   elements: dict
 """
 
-import dataclasses
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import bytecode  # noqa: F401 pylint: disable=unused-import
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline, recipe_images
-from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
+from ansible_collections.sodalite.modak.plugins.module_utils.tasks.optimise import (
+    ARGUMENT_SPEC, JOB_SCRIPT_MODE, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, catalog_of, outcome)
 
 # the registry reader (with requests) and the performance model load only when a task names registries or a store:
 # a plain optimise does not pay for importing them
 # pylint: disable=import-outside-toplevel
 
 
-def _catalog(params):
-    """The catalog file or data, plus the images discovered in the given registries; and warnings."""
-    build = dict(build_prefix=params["build_prefix"], base_image=params["build_base_image"])
-    if params["catalog"]:
-        base = ImageCatalog.from_file(params["catalog"], **build)
-    elif params["catalog_data"] is not None:
-        base = ImageCatalog.from_data(params["catalog_data"], "catalog_data", **build)
-    else:
-        base = embedded(**build)
-    images, warnings = list(base.images), []
-    names = set(image.name for image in images)
-    if params["registries"]:
-        from ansible_collections.sodalite.modak.plugins.module_utils import oci_catalog
-    for reg in params["registries"] or ():
-        found, said = oci_catalog.load(reg["url"], reg["username"], reg["password"], reg["token"],
-                                       reg["validate_certs"], reg["timeout"], reg["repositories"])
-        warnings.extend(said)
-        for image in found:
-            if image.name in names:
-                warnings.append("registry %s: image %s is already in the catalog; kept the catalog's" % (
-                    reg["url"], image.name))
-                continue
-            names.add(image.name)
-            images.append(image)
-    return ImageCatalog(images, base.source), warnings
-
-
-def _image(result, timeout, base_image):
-    """The image fields, its availability and, for a recipe-backed image, what its build needs."""
-    choice = result.choice
-    info = {"uri": choice.uri, "source": choice.source, "name": None, "framework": None, "version": None,
-            "accelerator": None, "features": [], "recipe": None}
-    if choice.image is not None:
-        info.update(choice.image.as_dict())
-    info["availability"], why = recipe_images.availability(choice, timeout)
-    build = {}
-    if choice.image is not None and choice.image.recipe:
-        build = dict(recipe_images.build_request(choice, base_image), why=why)
-    return info, build
-
-
-_TARGET_KEYS = {"scheduler": "job_scheduler_type", "engine": "container_engine"}
-
-
-def _target(result):
-    """The request's target with the DSL's key names."""
-    return {_TARGET_KEYS.get(key, key): value for key, value in dataclasses.asdict(result.request.target).items()}
-
-
 def run(module):
+    """On the host: what the action plugin hands here when the task needs the host's results store."""
     params = module.params
     document = params["dsl"] if params["dsl"] is not None else dsl.load_file(params["dsl_file"])
     records = host = None
     if params["results_store"]:
         from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
         records, host = perf_store.load(params["results_store"]), perf_store.local_hardware()
-    images, catalog_warnings = _catalog(params)
+    images, catalog_warnings = catalog_of(params)
     result = pipeline.optimise(document, images, records, host)
     result.warnings[:0] = catalog_warnings
     if not module.check_mode:
@@ -358,22 +322,8 @@ def run(module):
     before = files.read_existing(path)
     changed = before != content
     if changed and not module.check_mode:
-        files.write_atomic(path, content)
-    image, build = _image(result, params["build_lookup_timeout"], params["build_base_image"])
-    out = dict(
-        changed=changed,
-        image=image,
-        availability=image["availability"],
-        build=build,
-        scheduler=result.script.scheduler,
-        target=_target(result),
-        job_script=path,
-        job_script_content=content,
-        settings=result.settings.as_dict(),
-        explanation=result.explanation,
-        modak_warnings=result.warnings,
-        prediction=result.extra.get("prediction") or {},
-    )
+        files.write_atomic(path, content, mode=JOB_SCRIPT_MODE)
+    out = outcome(params, result, path, changed)
     if module._diff:
         out["diff"] = dict(before=before or "", after=content, before_header=path, after_header=path)
     for warning in result.warnings:
@@ -383,28 +333,9 @@ def run(module):
 
 def main():
     module = AnsibleModule(
-        argument_spec=dict(
-            dsl=dict(type="dict"),
-            dsl_file=dict(type="path"),
-            output_dir=dict(type="path", required=True),
-            catalog=dict(type="path"),
-            catalog_data=dict(type="raw"),
-            results_store=dict(type="path"),
-            build_prefix=dict(type="str", default=recipe_images.DEFAULT_PREFIX),
-            build_base_image=dict(type="str"),
-            build_lookup_timeout=dict(type="float", default=5.0),
-            registries=dict(type="list", elements="dict", options=dict(
-                url=dict(type="str", required=True),
-                username=dict(type="str"),
-                password=dict(type="str", no_log=True),
-                token=dict(type="str", no_log=True),
-                validate_certs=dict(type="bool", default=True),
-                timeout=dict(type="float", default=10.0),
-                repositories=dict(type="list", elements="str"),
-            )),
-        ),
-        required_one_of=[("dsl", "dsl_file")],
-        mutually_exclusive=[("dsl", "dsl_file"), ("catalog", "catalog_data")],
+        argument_spec=ARGUMENT_SPEC,
+        required_one_of=REQUIRED_ONE_OF,
+        mutually_exclusive=MUTUALLY_EXCLUSIVE,
         supports_check_mode=True,
     )
     require(module, *dsl_libraries())

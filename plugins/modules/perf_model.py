@@ -17,8 +17,6 @@ description:
     of the paper-style linear baseline.
   - O(action=predict) returns the predicted time of one configuration with a 90 % interval.
   - O(action=report) writes PNG plots (predicted vs measured, ranked configurations) and a markdown summary.
-extends_documentation_fragment:
-  - sodalite.modak.bytecode_cache
 options:
   store:
     description:
@@ -134,7 +132,6 @@ files:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import bytecode  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import PerfError
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor, store

@@ -113,15 +113,19 @@ def test_failed_run_keeps_the_previous_script(tmp_path):
     assert sorted(os.listdir(str(out))) == ["resnet.pbs"]
 
 
-def test_symlink_planted_in_output_dir_is_refused(tmp_path):
+def test_symlink_planted_in_output_dir_is_replaced_never_followed(tmp_path):
+    """The script is renamed over a link at its path (as ansible.builtin.copy and template do): the file the link
+    named keeps its content."""
     out = tmp_path / "out"
     out.mkdir()
     outside = tmp_path / "outside.txt"
     outside.write_text("keep")
     os.symlink(str(outside), str(out / "resnet.pbs"))
-    proc, _d, _o = run_module(tmp_path, "-e", "dsl_file=%s" % EXAMPLE, expect_rc=2)
-    assert "symbolic link" in proc.stdout
+    _proc, data, _o = run_module(tmp_path, "-e", "dsl_file=%s" % EXAMPLE)
+    assert data["changed"] is True
     assert outside.read_text() == "keep"
+    assert not os.path.islink(str(out / "resnet.pbs"))
+    assert (out / "resnet.pbs").read_text() == data["job_script_content"]
 
 
 @pytest.mark.parametrize("example", sorted(os.listdir(os.path.join(ROOT, "examples"))))
@@ -141,9 +145,10 @@ def test_a_recipe_backed_image_reports_to_build_then_built(tmp_path):
     assert data["availability"] == data["image"]["availability"] == "to-build"
     uri = data["image"]["uri"]
     assert uri.startswith(str(images) + "/") and uri.endswith(".sif")
-    assert data["image"]["recipe"]["app_type"] == "ai_training"
+    assert data["image"]["recipe"]["framework"] == "pytorch"       # the catalog's recipe specification
     assert data["build"]["image"] == uri and data["build"]["push_to"] == ""
-    assert data["build"]["dsl"]["job"]["optimisation"] == data["image"]["recipe"]
+    section = data["build"]["dsl"]["job"]["optimisation"]           # the DSL it stands for
+    assert section["app_type-ai_training"]["config"]["ai_framework"] == "pytorch"
     with open(uri, "w") as handle:
         handle.write("a built image")
     _proc, again, _out = run_module(tmp_path, "-e", "dsl_file=%s" % dsl, "-e", "build_prefix=%s" % images)

@@ -8,9 +8,13 @@ import pytest
 from helpers import ROOT, ai_doc
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher, recipe_images
+from ansible_collections.sodalite.modak.plugins.module_utils import catalog as catalog_module
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Choice
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_spec
+
+PYTORCH = {"framework": "pytorch", "version": "2.5"}
 
 ORIGINAL = "SODALITE-EU/application-optimisation"
 # Every reference a published catalog entry may use, with where it is published. Add a reference only
@@ -89,12 +93,12 @@ def test_the_build_prefix_is_a_parameter(tmp_path):
     folder = ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml"), build_prefix=str(tmp_path))
     assert all(i.uri.startswith(str(tmp_path) + "/") and i.uri.endswith(".sif") for i in folder if i.recipe)
     with pytest.raises(CatalogError, match="build prefix"):
-        ImageCatalog.from_data([{"name": "x", "recipe": ai_doc("pytorch", "2.5")["job"]["optimisation"]}],
+        ImageCatalog.from_data([{"name": "x", "recipe": {"framework": "pytorch", "version": "2.5"}}],
                                build_prefix="http://evil/$(id)")
 
 
 def test_a_base_image_changes_cpu_recipes_and_their_tags():
-    section = ai_doc("pytorch", "2.5.1")["job"]["optimisation"]
+    section = {"framework": "pytorch", "version": "2.5.1"}
     plain = ImageCatalog.from_data([{"name": "x", "recipe": section}]).images[0]
     based = ImageCatalog.from_data([{"name": "x", "recipe": section}],
                                    base_image="localhost:5000/modak/debian:bookworm").images[0]
@@ -102,16 +106,26 @@ def test_a_base_image_changes_cpu_recipes_and_their_tags():
 
 
 def test_recipe_entries_cannot_claim_attributes_of_their_own():
-    section = ai_doc("pytorch", "2.5")["job"]["optimisation"]
     with pytest.raises(CatalogError, match="attributes come from the recipe; remove cpu_features, isa"):
-        ImageCatalog.from_data([{"name": "x", "recipe": section, "isa": "x86-64-v4", "cpu_features": ["amx_tile"]}])
-    with pytest.raises(CatalogError, match="not a valid optimisation section"):
-        ImageCatalog.from_data([{"name": "x", "recipe": {"app_type": "ai_training", "opt_build": {"cpu_type": "z80"}}}])
+        ImageCatalog.from_data([{"name": "x", "recipe": PYTORCH, "isa": "x86-64-v4", "cpu_features": ["amx_tile"]}])
+    with pytest.raises(CatalogError, match="recipe.cpu_type"):
+        ImageCatalog.from_data([{"name": "x", "recipe": {"framework": "pytorch", "cpu_type": "z80"}}])
+    with pytest.raises(CatalogError, match="has no option for the graph compiler xla"):
+        ImageCatalog.from_data([{"name": "x", "recipe": dict(PYTORCH, compilers=["xla"])}])
+
+
+def test_a_recipe_spec_stands_for_the_dsl_it_is_built_from(catalog):
+    """Each recipe entry of the catalog resolves, without the DSL parser, to the recipe that container_recipe
+    writes from the DSL document its build request carries."""
+    for image in catalog:
+        if image.recipe:
+            build = recipe_images.build_request(Choice(image, image.uri, "catalog"))
+            from_dsl = recipe_spec.from_request(dsl.parse(build["dsl"]))
+            assert from_dsl.sha256 == build["recipe_sha256"] == dict(image.labels)["modak.recipe.sha256"], image.name
 
 
 def test_availability_of_published_built_and_to_build_images(tmp_path):
-    section = ai_doc("pytorch", "2.5")["job"]["optimisation"]
-    catalog = ImageCatalog.from_data([{"name": "x", "recipe": section}], build_prefix=str(tmp_path))
+    catalog = ImageCatalog.from_data([{"name": "x", "recipe": PYTORCH}], build_prefix=str(tmp_path))
     request = dsl.parse(ai_doc("pytorch", "2.5"))
     choice = matcher.choose(request, catalog)
     assert choice.image.recipe and recipe_images.availability(choice)[0] == "to-build"
@@ -124,9 +138,8 @@ def test_availability_of_published_built_and_to_build_images(tmp_path):
 
 
 def test_an_unreachable_registry_means_to_build_within_the_deadline():
-    section = ai_doc("pytorch", "2.5")["job"]["optimisation"]
     # port 9 on loopback (discard): refused at once; the lookup never hangs
-    catalog = ImageCatalog.from_data([{"name": "x", "recipe": section}], build_prefix="docker://127.0.0.1:9/modak")
+    catalog = ImageCatalog.from_data([{"name": "x", "recipe": PYTORCH}], build_prefix="docker://127.0.0.1:9/modak")
     choice = matcher.choose(dsl.parse(ai_doc("pytorch", "2.5")), catalog)
     state, why = recipe_images.availability(choice, timeout=2)
     assert state == "to-build" and "not reachable" in why
@@ -137,5 +150,32 @@ def test_the_build_request_is_the_recipe_document_and_the_push_target(catalog):
     choice = matcher.choose(request, catalog)
     build = recipe_images.build_request(choice)
     assert build["push_to"] == choice.uri and build["image"] == choice.uri[len("docker://"):]
-    again = ImageCatalog.from_data([{"name": "again", "recipe": build["dsl"]["job"]["optimisation"]}]).images[0]
+    again = ImageCatalog.from_data([{"name": "again", "recipe": choice.image.recipe.as_dict()}]).images[0]
     assert again.uri == choice.uri
+
+
+@pytest.mark.parametrize("entry", [
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2.1"},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": 2.1, "isa": "x86-64-v3"},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf"},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "two"},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "extra": 1},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "isa": "z80"},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "cpu_features": ["ok", "Not ok"]},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "mpi": {"library": "mpich"}},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "mpi": {"version": "1"}},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": True},
+    {"name": "x", "recipe": {"framework": "pytorch", "version": "2.5"}},
+    {"name": "x", "recipe": {"framework": "pytorch", "enable_opt_build": "yes"}},
+    {"name": "x", "recipe": {"framework": "pytorch", "compilers": ["inductor", 3]}},
+    {"name": "x", "labels": {"a": "b"}, "uri": "docker://a/b:1", "framework": "tf", "version": "2"},
+    {"name": "x", "labels": {"a": 1}, "uri": "docker://a/b:1", "framework": "tf", "version": "2"},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "accelerator": True},
+    ["not", "an", "entry"],
+])
+def test_the_quick_check_agrees_with_jsonschema(entry):
+    """The catalog's own schema check answers as jsonschema does, for valid and invalid entries alike."""
+    import jsonschema
+    data = {"images": [entry]}
+    assert catalog_module.fits(data) == \
+        jsonschema.Draft202012Validator(catalog_module.CATALOG_SCHEMA).is_valid(data)

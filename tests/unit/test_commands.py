@@ -34,6 +34,7 @@ def test_process_runner_errors_carry_the_command():
         runner.run(["sh", "-c", "echo nope >&2; exit 3"])
     assert (info.value.rc, "nope" in str(info.value)) == (3, True)
     assert info.value.cmd == ["sh", "-c", "echo nope >&2; exit 3"]
+    runner.timeout = 0.1
     with pytest.raises(CommandTimeout):
         runner.run(["sleep", "5"])
     with pytest.raises(CommandError, match="installed and on PATH"):

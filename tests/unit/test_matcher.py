@@ -155,9 +155,7 @@ def test_official_fallback_is_a_published_catalog_image_with_its_fields(catalog)
 def test_official_fallback_never_takes_a_recipe_backed_or_optimised_image():
     catalog = ImageCatalog.from_data([
         entry("opt", "2.1.0", build="optimised-pip"),
-        {"name": "built", "recipe": {"app_type": "ai_training", "opt_build": {"cpu_type": "x86"},
-                                     "app_type-ai_training": {"config": {"ai_framework": "tensorflow"},
-                                                              "ai_framework-tensorflow": {"version": "2.15.1"}}}}])
+        {"name": "built", "recipe": {"framework": "tensorflow", "version": "2.15.1"}}])
     doc = with_(ai_doc("tensorflow", "2"), "job.optimisation.enable_opt_build", False)
     assert choose(doc, catalog).source == "bare"
 

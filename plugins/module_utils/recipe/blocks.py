@@ -16,10 +16,10 @@ import re
 from dataclasses import dataclass
 from typing import Tuple
 
-from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, labels, mpi, shell
+from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, image_refs, labels, mpi, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError
 
-IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]{0,255}\Z")
+IMAGE = image_refs.NAME
 PACKAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+_-]{0,127}\Z")
 PIP_SPEC = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[a-z0-9,_-]+\])?((==|>=|<=|~=)[0-9][0-9.*]*)?\Z")
 VERSION = re.compile(r"^\d+(\.\d+){0,3}\Z")
@@ -28,6 +28,10 @@ LABEL_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}\Z")
 URL = re.compile(r"^https://[A-Za-z0-9._~/:@%+-]{1,512}\Z")
 FLAG = re.compile(r"^-m(arch|cpu|tune)=[a-z0-9._-]{1,64}\Z")
 ONE_LINE = re.compile("^[^\x00-\x1f\x7f\x85\u2028\u2029]*\\Z")
+
+
+# words of an image reference that name a distribution of the RHEL family (its packages install with dnf)
+RHEL_FAMILY = ("rockylinux", "almalinux", "fedora", "centos", "redhat", "rhel", "ubi", "oraclelinux", "amazonlinux")
 
 
 class RecipeError(ModakError):
@@ -150,6 +154,14 @@ class BaseImage(Block):
             self.image = self.CPU
 
     @property
+    def family(self):
+        """The distribution family of the image, which says how packages are installed: ``dnf`` for the RHEL
+        family (Rocky, Alma, Fedora, CentOS, UBI, Oracle Linux, Amazon Linux, named in the reference), else
+        ``apt`` (Debian, Ubuntu)."""
+        words = re.split(r"[/:@]", self.image.lower())
+        return "dnf" if any(word.startswith(RHEL_FAMILY) for word in words) else "apt"
+
+    @property
     def distro(self):
         return "ubuntu22.04" if self.accelerator in ("nvidia", "amd") and self.image.startswith(
             ("nvidia/", "rocm/")) else "debian12"
@@ -163,25 +175,50 @@ class BaseImage(Block):
 
 
 class OsPackages(Block):
-    """Distribution packages, installed with apt in one layer and the lists removed.
+    """Distribution packages by family, as hpccm's ``packages(apt=..., yum=...)``: apt (Debian, Ubuntu) installs
+    in one layer and removes the lists; dnf (the RHEL family) installs without weak dependencies and cleans its
+    cache.
 
     # Parameters
 
-    packages: package names (sorted, duplicates dropped).
+    packages: the Debian package names (sorted, duplicates dropped).
+
+    family: ``apt`` (default) or ``dnf``, the base image's (BaseImage.family).
+
+    dnf: the RHEL family's package names; default: each Debian name through DNF_NAMES (a name it does not
+    know is refused).
 
     # Examples
 
     ```python
     OsPackages(["python3", "python3-venv"])
+    OsPackages(["build-essential", "git"], family="dnf")     # gcc gcc-c++ make git
     ```
     """
 
     title = "os packages"
 
-    def __init__(self, packages):
+    def __init__(self, packages, family="apt", dnf=None):
         self.packages = tuple(sorted(set(check(PACKAGE, p, "package") for p in packages)))
+        if family not in ("apt", "dnf"):
+            raise RecipeError("unknown package family %r (apt, dnf)" % (family,))
+        self.family = family
+        self.dnf = None
+        if family == "dnf":
+            if dnf is None:
+                missing = [p for p in self.packages if p not in DNF_NAMES]
+                if missing:
+                    raise RecipeError("no dnf package is known for the Debian package %s: give the recipe a Debian or "
+                                      "Ubuntu base image" % ", ".join(missing))
+                dnf = [name for p in self.packages for name in DNF_NAMES[p]]
+            self.dnf = tuple(sorted(set(check(PACKAGE, p, "package") for p in dnf)))
 
     def primitives(self):
+        if self.family == "dnf":
+            return [Comment("os packages"), Shell((
+                "dnf install -y --setopt=install_weak_deps=False %s" % " ".join(self.dnf),
+                "dnf clean all",
+            ))] if self.dnf else []
         if not self.packages:
             return []
         return [Comment("os packages"), Shell((
@@ -191,7 +228,20 @@ class OsPackages(Block):
         ))]
 
     def as_dict(self):
-        return {"block": self.title, "packages": list(self.packages)}
+        out = {"block": self.title, "packages": list(self.packages)}
+        if self.family != "apt":          # a Debian recipe keeps the hash it always had
+            out.update(family=self.family, dnf=list(self.dnf))
+        return out
+
+
+# the RHEL family's names of the Debian packages recipes install (python3-venv is part of python3 there)
+DNF_NAMES = {
+    "build-essential": ("gcc", "gcc-c++", "make"), "ca-certificates": ("ca-certificates",), "cmake": ("cmake",),
+    "curl": ("curl",), "g++": ("gcc-c++",), "gfortran": ("gcc-gfortran",), "git": ("git",),
+    "libjemalloc2": ("jemalloc",), "libmpich-dev": ("mpich-devel",), "libopenmpi-dev": ("openmpi-devel",),
+    "mpich": ("mpich",), "ninja-build": ("ninja-build",), "openmpi-bin": ("openmpi",), "perl": ("perl",),
+    "python3": ("python3",), "python3-pip": ("python3-pip",), "python3-venv": (),
+}
 
 
 VENV = "/opt/modak/venv"

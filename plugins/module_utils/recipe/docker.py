@@ -43,6 +43,8 @@ def write(recipe):
             runscript = prim
         elif isinstance(prim, blocks.Test):
             out.extend(["", "# test", "RUN " + " && \\\n    ".join(prim.commands)])
+        else:
+            raise blocks.RecipeError("the Dockerfile writer has no form for the primitive %s" % type(prim).__name__)
     if runscript is not None:
         out.append("CMD %s" % json.dumps(list(runscript.default_argv)))
     return "\n".join(out) + "\n"

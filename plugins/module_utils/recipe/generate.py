@@ -83,7 +83,11 @@ def write(document, output_dir, formats=FORMATS, base_image=None, check_mode=Fal
             diff.append({"before_header": path, "after_header": path, "before": before or "", "after": text})
             if not check_mode:
                 files.write_atomic(path, text, mode=0o644)
+    return dict(outcome(recipe, paths, changed), diff=diff)
+
+
+def outcome(recipe, paths, changed):
+    """What container_recipe returns for ``recipe`` written to ``paths`` ({format: path})."""
     return {"changed": changed, "recipes": paths, "base_image": recipe.base_image, "labels": recipe.labels,
             "recipe_name": recipe.name, "recipe_sha256": recipe.sha256, "catalog_attributes": recipe.attributes,
-            "catalog_entry": recipe.catalog_entry(None),
-            "diff": diff}
+            "catalog_entry": recipe.catalog_entry(None)}

@@ -15,6 +15,7 @@ import hashlib
 import json
 
 from ansible_collections.sodalite.modak.plugins.module_utils import cpu, frameworks, labels, versions
+from ansible_collections.sodalite.modak.plugins.module_utils.model import RecipeSpec
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import blocks
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks import RecipeError
 
@@ -144,15 +145,30 @@ def _mpi_version(opt):
     return versions.render(request.prefix)
 
 
-def from_request(request, base_image=None, wheels=False):
-    """Derive the Recipe from a JobRequest that has an optimisation section.
-
-    ``base_image`` replaces the base chosen from the request; ``wheels``: the framework's wheel comes from the
-    build context's ``wheels/`` directory (``blocks.FrameworkPip``).
-    """
+def spec_of(request):
+    """The RecipeSpec of a JobRequest that has an optimisation section."""
     opt = request.opt
     if opt is None:
         raise RecipeError("a recipe needs the DSL's optimisation section (job.optimisation)")
+    return RecipeSpec(
+        framework=opt.framework, version=opt.version, cpu_type=opt.cpu_type, cpu_isa=opt.cpu_isa,
+        cpu_microarch=opt.cpu_microarch, cpu_features=tuple(opt.cpu_features), accelerator=opt.accelerator,
+        cuda_version=opt.cuda_version, rocm_version=opt.rocm_version, compilers=tuple(opt.compilers),
+        parallelisation=opt.parallelisation, mpi_library=opt.mpi_library, omp_affinity=opt.omp_affinity,
+        enable_opt_build=opt.enable_opt_build, app=request.app.app_tag)
+
+
+def from_request(request, base_image=None, wheels=False):
+    """Derive the Recipe from a JobRequest that has an optimisation section (see ``from_spec``)."""
+    return from_spec(spec_of(request), base_image, wheels)
+
+
+def from_spec(opt, base_image=None, wheels=False):
+    """Derive the Recipe from a RecipeSpec.
+
+    ``base_image`` replaces the base chosen from the spec; ``wheels``: the framework's wheel comes from the
+    build context's ``wheels/`` directory (``blocks.FrameworkPip``).
+    """
     profile = cpu.profile(opt.cpu_type, opt.cpu_isa, opt.cpu_microarch, opt.cpu_features)
     accelerator = opt.accelerator if opt.accelerator in ("nvidia", "amd") else "none"
     if opt.accelerator == "fpga":
@@ -233,7 +249,7 @@ def from_request(request, base_image=None, wheels=False):
             attrs.update(kind="mpi", framework=mpi.library, version=mpi.version)
         else:
             attrs.update(kind="application", framework="base", version="1",
-                         app=request.app.app_tag or "generic")
+                         app=opt.app or "generic")
         test = ["test -x /bin/sh"]
         runscript = ["/bin/sh"]
         name = "modak-%s-%s-%s" % (attrs["framework"], attrs["version"], attrs["isa"])
@@ -245,7 +261,7 @@ def from_request(request, base_image=None, wheels=False):
     if opt.omp_affinity:
         env.append(("OMP_PROC_BIND", opt.omp_affinity))
         env.append(("OMP_PLACES", "cores"))
-    out = [base, blocks.OsPackages(packages)] + body
+    out = [base, blocks.OsPackages(packages, family=base.family)] + body
     if env:
         out.append(blocks.Environment(env))
     attrs["name"] = name

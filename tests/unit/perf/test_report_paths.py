@@ -35,7 +35,24 @@ def test_a_planted_link_is_not_followed(tmp_path, records):
     assert victim.read_text() == "keep"
 
 
+def fake_summary(records, hw_class=None, load=0.0):
+    """What the report says, without fitting the model (tests/unit/perf/test_model.py fits it)."""
+    return {"runs": len(records), "hw_class": hw_class, "load": load}
+
+
+def fake_plots(data, directory=None, prefix="perf"):
+    """The report's two PNGs, their bytes following the data, without drawing."""
+    del directory
+    text = repr(sorted(data.items())).encode("utf-8")
+    return {"%s-predicted-vs-measured.png" % prefix: b"\x89PNG" + text, "%s-ranking.png" % prefix: b"\x89PNG" + text}
+
+
 def test_a_failed_run_leaves_the_previous_report_intact(tmp_path, records, monkeypatch):
+    """Every file is written atomically and the report last: a run that fails while rendering leaves the previous
+    report and plots as they were (the summary and the plots are stand-ins: only the writing is under test)."""
+    monkeypatch.setattr(report, "summary", fake_summary)
+    monkeypatch.setattr(report, "plots", fake_plots)
+    monkeypatch.setattr(report, "markdown", lambda data: "# %(runs)d runs\n" % data)
     out = tmp_path / "out"
     report.write(records, str(out))
     before = dict((name, (out / name).read_bytes()) for name in os.listdir(str(out)))

@@ -2,24 +2,61 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from ansible_collections.sodalite.modak.plugins.module_utils import job_control as job
 
 
+class Clock(object):
+    """Time that passes only when somebody sleeps."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def time(self):
+        return self.now
+
+    def sleep(self, seconds):
+        assert seconds > 0
+        self.now += seconds
+
+
 @pytest.mark.parametrize("interval", [0, -1, 0.001])
 def test_waiting_with_a_tiny_poll_interval_queries_at_most_once_per_floor(tmp_path, interval):
-    script = tmp_path / "nap.sh"
-    script.write_text("#!/bin/bash\nsleep 2\n")
+    """A job that runs 2 s (of the test's clock): one query after the submission, then one per second (the
+    floor), and one spare."""
+    script = tmp_path / "done.sh"
+    script.write_text("#!/bin/bash\ntrue\n")
     run = job.Job(job.Request(script=str(script), scheduler="local", wait=True, poll_interval=interval))
+    run.clock = clock = Clock()
+    ends = clock.now + 2
     calls = []
     status = run._status
 
     def counted(job_id):
         calls.append(job_id)
-        return status(job_id)
+        real = status(job_id)
+        if clock.now < ends:        # still running by the test's clock
+            return dataclasses.replace(real, state="RUNNING", active=True, exit_code=None)
+        while real.active:          # the real job (true) ends at once
+            real = status(job_id)
+        return real
     run._status = counted
     result = run.execute()
     assert result["state"] == "COMPLETED"
-    # 2 s of job: one query after the submission, then one per second (the floor), and one spare
     assert len(calls) <= 4, "%d status queries in 2 s" % len(calls)
+
+
+def test_wait_timeout_ends_the_wait_by_the_clock(tmp_path):
+    script = tmp_path / "done.sh"
+    script.write_text("#!/bin/bash\ntrue\n")
+    run = job.Job(job.Request(script=str(script), scheduler="local", wait=True, poll_interval=5, wait_timeout=60))
+    run.clock = clock = Clock()
+    status = run._status
+    run._status = lambda job_id: dataclasses.replace(status(job_id), state="RUNNING", active=True, exit_code=None)
+    started = clock.now
+    with pytest.raises(job.JobFailed, match="still RUNNING after wait_timeout=60 s"):
+        run.execute()
+    assert 60 <= clock.now - started < 66

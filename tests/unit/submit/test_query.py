@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from fake_runner import FakeRunner
 
@@ -64,8 +66,12 @@ def test_query_of_a_local_job_reads_its_output(tmp_path):
     """A real local job (bash in the background): query follows it without a scheduler."""
     script = tmp_path / "count.sh"
     script.write_text("#!/bin/bash\necho one\necho two\n")
-    submitted = run(Request(script=str(script), scheduler="local", wait=True, poll_interval=0.1))
-    result = run(Request(script=str(script), scheduler="local", state="query", job_id=submitted["job_id"]))
+    submitted = run(Request(script=str(script), scheduler="local", wait=False))
+    for _poll in range(500):     # the job ends within milliseconds; no poll floor between these queries
+        result = run(Request(script=str(script), scheduler="local", state="query", job_id=submitted["job_id"]))
+        if not result["active"]:
+            break
+        time.sleep(0.01)
     assert result["state"] == "COMPLETED" and result["stdout_tail"] == ["one", "two"] and not result["changed"]
 
 

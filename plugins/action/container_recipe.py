@@ -1,0 +1,100 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Action plugin of sodalite.modak.container_recipe: the recipes are derived on the controller, the files go to
+the host.
+
+The DSL (dsl_file) is read on the controller, as ansible.builtin.template reads its src; only the recipe files
+are transferred (plugin_utils/remote_files.py: ansible.legacy.copy's module, atomic, only when changed). With
+wheels, a directory of the host, the module runs on the host with the DSL read here: it places the wheels there.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ansible.errors import AnsibleError
+from ansible.module_utils.basic import missing_required_lib
+from ansible.plugins.action import ActionBase
+from ansible.utils.vars import merge_hash
+
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
+from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
+from ansible_collections.sodalite.modak.plugins.module_utils.tasks import container_recipe as task
+from ansible_collections.sodalite.modak.plugins.plugin_utils.remote_files import RemoteDir
+
+MODULE = "sodalite.modak.container_recipe"
+RECIPE_MODE = 0o644
+# output_dir and wheels name directories of the host: '~' is expanded there, not on the controller
+ARGUMENT_SPEC = dict(task.ARGUMENT_SPEC, output_dir=dict(type="str", required=True), wheels=dict(type="str"))
+
+
+class ActionModule(ActionBase):
+    """Derive the recipes on the controller; write them on the host."""
+
+    TRANSFERS_FILES = True
+    _supports_check_mode = True
+
+    def run(self, tmp=None, task_vars=None):
+        result = super(ActionModule, self).run(tmp, task_vars)
+        del tmp
+        dummy, params = self.validate_argument_spec(argument_spec=ARGUMENT_SPEC,
+                                                    required_one_of=task.REQUIRED_ONE_OF,
+                                                    mutually_exclusive=task.MUTUALLY_EXCLUSIVE)
+        for name, missing, error in dsl_libraries():
+            if missing:
+                return merge_hash(result, dict(failed=True, msg=missing_required_lib(name), exception=error))
+        try:
+            document = task.document_of(params, self._load_file)
+            if params["wheels"]:
+                return merge_hash(result, self._on_host(document, task_vars))
+            return merge_hash(result, self._write(params, document, task_vars))
+        except DslInvalid as exc:
+            return merge_hash(result, dict(failed=True, msg=str(exc), problems=[p.as_dict() for p in exc.problems]))
+        except ModakError as exc:
+            return merge_hash(result, dict(failed=True, msg=str(exc)))
+        except (IOError, OSError) as exc:
+            return merge_hash(result, dict(failed=True, msg="cannot read dsl_file %s: %s" % (params["dsl_file"], exc)))
+        finally:
+            self._remove_tmp_path(self._connection._shell.tmpdir)
+
+    def _load_file(self, path):
+        """A DSL file of the controller (decrypted when vault-encrypted): absolute, else relative to the working
+        directory, else found as template finds its src."""
+        path = os.path.expanduser(path)
+        if not (os.path.isabs(path) or os.path.exists(path)):
+            try:
+                path = self._find_needle("files", path)
+            except AnsibleError:
+                pass
+        real = self._loader.get_real_file(path, decrypt=True)
+        try:
+            return dsl.load_file(real)
+        finally:
+            self._loader.cleanup_tmp_file(real)
+
+    def _write(self, params, document, task_vars):
+        recipe, texts = generate.render(document, params["formats"], params["base_image"])
+        remote = RemoteDir(self, task_vars, params["output_dir"])
+        changed, paths, diffs = False, {}, []
+        for fmt in params["formats"]:
+            filename, text = texts[fmt]
+            files.check_filename(filename)
+            written, diff = remote.write(filename, text, RECIPE_MODE, self._task.check_mode, self._task.diff)
+            changed = changed or written
+            paths[fmt] = remote.join(filename)
+            if diff is not None and written:
+                diffs.append(diff)
+        out = generate.outcome(recipe, paths, changed)
+        if self._task.diff:
+            out["diff"] = diffs
+        return out
+
+    def _on_host(self, document, task_vars):
+        """The module on the host, which places the wheels of the host's directory, given the DSL read here."""
+        args = dict(self._task.args)
+        args.pop("dsl_file", None)
+        args["dsl"] = document
+        return self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)

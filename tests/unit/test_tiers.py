@@ -1,0 +1,32 @@
+"""The test tiers: a test's folder gives its tier unless the test names another (tests/conftest.py), and
+scripts/test --tier runs one tier."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import conftest
+from helpers import ROOT
+
+
+def test_the_folder_gives_the_tier():
+    assert conftest.tier_of("tests/unit/recipe/test_writers.py") == "unit"
+    assert conftest.tier_of("tests/integration/slurm/test_readback.py") == "integration"
+    assert conftest.tier_of("tests/robustness/test_fuzz.py") == "robustness"
+    assert conftest.tier_of("tests/lint/test_collection_lint.py") == "lint"
+
+
+def test_a_marked_tier_wins_over_the_folder():
+    assert conftest.tier_of("tests/unit/test_cli.py", ("parametrize", "lint")) == "lint"
+
+
+def test_every_tier_is_a_registered_marker(pytestconfig):
+    registered = " ".join(pytestconfig.getini("markers"))
+    assert all("%s:" % tier in registered for tier in conftest.TIERS)
+
+
+def test_scripts_test_refuses_an_unknown_tier():
+    done = subprocess.run([os.path.join(ROOT, "scripts", "test"), "--tier", "everything"], capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 2 and "unknown tier 'everything'" in done.stderr
