@@ -10,7 +10,6 @@ file of the same form can replace it. Entries are checked against
 
 from __future__ import annotations
 
-import json
 import os
 import re
 

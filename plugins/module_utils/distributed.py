@@ -25,7 +25,7 @@ import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslProblem
 from ansible_collections.sodalite.modak.plugins.module_utils.model import DistributedPlan
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import table as scheduler_table
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
 CONFIG = "job.optimisation.app_type-ai_training.config"
@@ -51,7 +51,7 @@ def _true(value):
 def _scheduler(job):
     target = job.get("target") if isinstance(job.get("target"), dict) else {}
     name = target.get("job_scheduler_type") or target.get("queue_type") or "local"
-    return registry.ALIASES.get(name, name)
+    return scheduler_table.ALIASES.get(name, name)
 
 
 def _int(value):

@@ -206,7 +206,7 @@ def test_slurm_script_sets_the_rendezvous_before_the_launch(catalog):
 def test_charliecloud_rank_line(catalog):
     assert run_line(result_of(ddp_doc(), catalog)) == [
         "srun", "--nodes=2", "--ntasks=4", "--ntasks-per-node=2", "bash", "-c", WRAPPER, "modak-rank",
-        "ch-run", "--set-env", "--set-env=OMP_NUM_THREADS=1", "--set-env=MODAK_DIST_BACKEND=gloo", "--private-tmp",
+        "ch-run", "--env-no-expand", "--set-env", "--set-env=$MODAK_ENV_FILE", "--private-tmp",
         "-b", "$PWD", "-c", "$PWD", "$IMAGE", "--", "python3", "mnist_cnn.py", "--ddp", "--steps", "5"]
 
 
@@ -248,7 +248,7 @@ def test_torchrun_per_node_on_slurm(catalog):
     assert directives(result)[1:4] == ["--nodes=2", "--ntasks-per-node=1", "--cpus-per-task=2"]
     assert run_line(result) == [
         "srun", "--nodes=2", "--ntasks=2", "--ntasks-per-node=1", "--cpus-per-task=2",
-        "ch-run", "--set-env", "--set-env=OMP_NUM_THREADS=1", "--set-env=MODAK_DIST_BACKEND=gloo", "--private-tmp",
+        "ch-run", "--env-no-expand", "--set-env", "--set-env=$MODAK_ENV_FILE", "--private-tmp",
         "-b", "$PWD", "-c", "$PWD", "$IMAGE", "--",
         "python3", "-m", "torch.distributed.run", "--nnodes=$SLURM_NNODES", "--nproc-per-node=2",
         "--rdzv-id=$SLURM_JOB_ID", "--rdzv-backend=c10d", "--rdzv-endpoint=$MASTER_ADDR:$MASTER_PORT",

@@ -44,9 +44,9 @@ def test_podman_without_mpi_is_unchanged():
 def test_charliecloud_rank_switches_off_what_crosses_user_namespaces():
     assert registry.get("charliecloud").exec_argv(IMAGE, ["./prog"], env=(("OMP_NUM_THREADS", "1"),),
                                                   mpi="pmi2") == [
-        "ch-run", "--set-env", "--set-env=PMIX_MCA_gds=hash",
+        "ch-run", "--env-no-expand", "--set-env", "--set-env=PMIX_MCA_gds=hash",
         "--set-env=OMPI_MCA_btl_vader_single_copy_mechanism=none", "--set-env=UCX_POSIX_USE_PROC_LINK=n",
-        "--set-env=OMP_NUM_THREADS=1", "--private-tmp", "-b", PWD, "-c", PWD, IMAGE, "--", "./prog"]
+        '--set-env="$MODAK_ENV_FILE"', "--private-tmp", "-b", PWD, "-c", PWD, IMAGE, "--", "./prog"]
 
 
 def test_charliecloud_without_mpi_is_unchanged():
@@ -85,7 +85,7 @@ def mpich_doc(engine, ranks=4):
 
 @pytest.mark.parametrize("engine,start", [
     ("podman", "srun --mpi=pmi2 --ntasks=4 bash -c 'exec 3>&\"$PMI_FD\" && PMI_FD=3 exec \"$@\"' bash podman run"),
-    ("charliecloud", "srun --mpi=pmi2 --ntasks=4 ch-run --set-env --set-env=PMIX_MCA_gds=hash"),
+    ("charliecloud", "srun --mpi=pmi2 --ntasks=4 ch-run --env-no-expand --set-env --set-env=PMIX_MCA_gds=hash"),
     ("apptainer", 'srun --mpi=pmi2 --ntasks=4 apptainer exec "$IMAGE" ./prog'),
 ])
 def test_the_run_line_of_each_runtime_lints(engine, start, tmp_path):
