@@ -92,6 +92,13 @@ options:
       - Base image of the recipes of recipe-backed CPU entries (for example a Debian base in your own
         registry); the default is each recipe's own base. It changes the recipe hash and so the image tag.
     type: str
+  image_dir:
+    description:
+      - Directory of images on the target that the compute nodes read (a shared file system), for a DSL that
+        names no C(target.image_dir): a site setting given once, for example in the group vars of the login nodes.
+      - With C(target.image_fetch=staged) (the default) the image is staged there before submitting (see
+        RV(image_stage)) and the job only checks that it is there.
+    type: path
   build_lookup_timeout:
     description:
       - Seconds to connect to, and then to read from, the registry when looking up whether a recipe-backed
@@ -212,6 +219,14 @@ job_script:
   sample: /home/user/out/resnet.pbs
 job_script_content:
   description: The full text of the job script.
+  returned: success
+  type: str
+image_stage:
+  description:
+    - A bash script that stages the chosen registry image where the job reads it (pulls it, or pulls and converts
+      it, into the image directory once; prints C(modak: image staged) or C(modak: image present)). Run it on
+      the login node, or in a job, before submitting; the C(sodalite.modak.optimised_job) role does.
+    - Empty when there is nothing to stage (no image, a local image, or C(target.image_fetch=job)).
   returned: success
   type: str
 settings:
@@ -344,6 +359,8 @@ def run(module):
         from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
         records, host = perf_store.load(params["results_store"]), perf_store.local_hardware()
     images, catalog_warnings = _catalog(params)
+    if params["image_dir"]:
+        document = dsl.with_target_default(document, "image_dir", params["image_dir"])
     result = pipeline.optimise(document, images, records, host)
     result.warnings[:0] = catalog_warnings
     if not module.check_mode:
@@ -368,6 +385,7 @@ def run(module):
         explanation=result.explanation,
         modak_warnings=result.warnings,
         prediction=result.extra.get("prediction") or {},
+        image_stage=result.extra.get("stage") or "",
     )
     if module._diff:
         out["diff"] = dict(before=before or "", after=content, before_header=path, after_header=path)
@@ -388,6 +406,7 @@ def main():
             build_prefix=dict(type="str", default=recipe_images.DEFAULT_PREFIX),
             build_base_image=dict(type="str"),
             build_lookup_timeout=dict(type="float", default=5.0),
+            image_dir=dict(type="path"),
             registries=dict(type="list", elements="dict", options=dict(
                 url=dict(type="str", required=True),
                 username=dict(type="str"),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 from helpers import ai_doc, with_
 from test_render import lint
@@ -10,6 +13,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils import pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, oci, registry
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
+from ansible_collections.sodalite.modak.plugins.module_utils.shell import quote as shell_quote
 
 IMAGE = Raw('"$IMAGE"')
 ENV = (("OMP_NUM_THREADS", "4"), ("X", "a b"))
@@ -139,3 +143,42 @@ def test_podman_script_with_working_directory(catalog):
     text = pipeline.optimise(doc, catalog).script.text
     assert "cd /scratch/run" in text
     assert text.rstrip().endswith('--volume /scratch/run:/scratch/run --workdir /scratch/run "$IMAGE" python3 train.py')
+
+
+STAGE_URI = "docker://registry.example/modak/pytorch:2.5"
+
+
+@pytest.mark.parametrize("engine", ["apptainer", "singularity", "charliecloud", "podman"])
+def test_check_lines_stop_a_job_whose_image_is_not_staged_and_never_fetch(engine, tmp_path):
+    """The job's lines of a staged image: in an empty image directory they stop the job and say what to do."""
+    lines = registry.get(engine).check_lines(STAGE_URI, shell_quote(str(tmp_path)))
+    assert not [line for line in lines if not line.strip().startswith("echo")
+                and ("pull" in line.split("#")[0] or "mkdir" in line or "ch-convert" in line)]
+    if engine == "podman":
+        return                       # `podman image exists` needs podman: its words are checked above
+    done = subprocess.run(["bash", "-c", "\n".join(lines + ["echo reached"])], capture_output=True, text=True,
+                          check=False, timeout=30, env=dict(os.environ, USER="u"))
+    assert done.returncode == 1 and "reached" not in done.stdout
+    assert "modak: no image at %s/" % tmp_path in done.stderr and "target.image_fetch: job" in done.stderr
+
+
+@pytest.mark.parametrize("engine", ["apptainer", "charliecloud"])
+def test_check_lines_pass_once_the_image_is_staged_where_stage_lines_put_it(engine, tmp_path):
+    runtime = registry.get(engine)
+    name = names.cache_name(STAGE_URI, ".sif" if engine == "apptainer" else "")
+    (tmp_path / name).mkdir() if engine == "charliecloud" else (tmp_path / name).write_text("sif")
+    lines = runtime.check_lines(STAGE_URI, shell_quote(str(tmp_path)))
+    done = subprocess.run(["bash", "-c", "\n".join(lines + ['echo "reached $IMAGE"'])], capture_output=True,
+                          text=True, check=False, timeout=30, env=dict(os.environ, USER="u"))
+    assert done.returncode == 0 and done.stdout.strip() == "reached %s/%s" % (tmp_path, name)
+    assert 'IMAGE="$MODAK_IMAGE_DIR/%s"' % name in runtime.stage_lines(STAGE_URI, shell_quote(str(tmp_path)))
+
+
+@pytest.mark.parametrize("engine", ["apptainer", "charliecloud", "podman"])
+def test_every_stage_script_passes_bash_n_and_shellcheck(engine, catalog, tmp_path):
+    doc = with_(with_(ai_doc("pytorch", "2.5"), "job.target.container_engine", engine), "job.target.setup",
+                ["export HTTPS_PROXY=http://proxy:3128"])
+    result = pipeline.optimise(doc, catalog)
+    assert result.extra["stage"].startswith("#!/bin/bash\n")
+    lint(result.extra["stage"], tmp_path, "stage.sh")
+    lint(result.script.text, tmp_path, "job.sh")
