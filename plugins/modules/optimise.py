@@ -95,7 +95,7 @@ options:
   image_dir:
     description:
       - Directory of images on the target that the compute nodes read (a shared file system), for a DSL that
-        names no C(target.image_dir): a site setting given once, for example in the group vars of the login nodes.
+        names no C(target.image_dir); a site setting given once, for example in the group vars of the login nodes.
       - With C(target.image_fetch=staged) (the default) the image is staged there before submitting (see
         RV(image_stage)) and the job only checks that it is there.
     type: path
@@ -224,7 +224,7 @@ job_script_content:
 image_stage:
   description:
     - A bash script that stages the chosen registry image where the job reads it (pulls it, or pulls and converts
-      it, into the image directory once; prints C(modak: image staged) or C(modak: image present)). Run it on
+      it, into the image directory once; it prints whether the image was staged or already present). Run it on
       the login node, or in a job, before submitting; the C(sodalite.modak.optimised_job) role does.
     - Empty when there is nothing to stage (no image, a local image, or C(target.image_fetch=job)).
   returned: success
