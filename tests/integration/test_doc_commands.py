@@ -103,7 +103,7 @@ def all_commands():
 
 
 def test_every_fenced_block_says_what_it_is():
-    unmarked = ["%s: a ``` block without a language" % doc for doc in DOCS for language, _ in commands(doc)
+    unmarked = ["%s: a ``` block without a language" % doc for doc in DOCS for language, _command in commands(doc)
                 if not language]
     assert unmarked == []
 
