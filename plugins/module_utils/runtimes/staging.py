@@ -10,8 +10,8 @@ Each runtime gives ``stage_lines`` (fetch the image into place, run on the login
 
 from __future__ import annotations
 
-MISSING = ("modak: no image at $IMAGE: stage it before submitting (the sodalite.modak.optimised_job role does, with "
-           "the script the optimise module returns as image_stage), or let the job pull it: target.image_fetch: job")
+# short enough to stay whole in a progress line and in a failed job's message
+MISSING = "modak: no image at $IMAGE: stage it before submitting (optimised_job does), or set target.image_fetch: job"
 
 
 def missing_lines(present, absent=None):
