@@ -31,7 +31,8 @@ def _arg(args, name, check, default):
 
 
 def _poll(result, waited):
-    return {"state": result.get("state"), "elapsed": result.get("elapsed"), "waited": int(waited)}
+    return {"state": result.get("state"), "elapsed": result.get("elapsed"), "waited": int(waited),
+            "reason": result.get("reason")}
 
 
 class ActionModule(ActionBase):
@@ -94,7 +95,8 @@ class ActionModule(ActionBase):
             polls.append(_poll(last, waited))
             tail = last.get("stdout_tail") or []
             text = progress.line(host, subject, last.get("state") or "UNKNOWN", ran=last.get("elapsed"), waited=waited,
-                                 last=tail[-1] if tail else None)
+                                 last=tail[-1] if tail else None, reason=last.get("reason"),
+                                 expected_start=last.get("expected_start"))
             progress.show(display, text)
 
         report(submitted, time.monotonic() - started)

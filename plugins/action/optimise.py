@@ -99,6 +99,8 @@ class ActionModule(ActionBase):
         if missing:
             return missing
         document = self._document(params)
+        if params["image_dir"]:
+            document = dsl.with_target_default(document, "image_dir", params["image_dir"])
 
         def read_catalog(path, **build):
             return self._read(path, lambda real: catalog.ImageCatalog.from_file(real, **build))

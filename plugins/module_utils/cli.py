@@ -5,7 +5,8 @@
 
 Exit status: 0 everything is valid (and written), 1 a DSL is invalid, 2 the command cannot run as asked
 (bad options, unreadable files, a malformed catalog, an output directory that cannot be written, a missing
-library), 3 a file would change (``--check``) or a script is not in git as written (``--require-tracked``). Output is deterministic: inputs keep their order, JSON keys are sorted, nothing carries a time.
+library), 3 a file would change (``--check``) or a script is not in git as written (``--require-tracked``).
+Output is deterministic: inputs keep their order, JSON keys are sorted, nothing carries a time.
 """
 
 from __future__ import annotations
@@ -288,8 +289,3 @@ def main(argv=None, stdout=None, stderr=None):
         # what a DSL holds (keys, values) and file names reach the terminal escaped, one line each
         stdout.write("".join(printable(line) + "\n" for line in lines))
     return status
-
-
-def run():
-    """The ``modak`` entry point of the pip-installed package."""
-    sys.exit(main())

@@ -542,6 +542,7 @@ def build_request(doc):
     scheduler = SCHEDULER_ALIASES.get(scheduler, scheduler)
     target = Target(scheduler=scheduler, name=raw_target.get("name"),
                     engine=raw_target.get("container_engine", "apptainer"), image_dir=raw_target.get("image_dir"),
+                    image_fetch=raw_target.get("image_fetch", "staged"),
                     login_host=raw_target.get("login_host"), work_dir=raw_target.get("work_dir"),
                     partition=raw_target.get("partition"), modules=tuple(raw_target.get("modules") or ()),
                     setup=_lines(raw_target.get("setup")), mpi_type=raw_target.get("mpi_type"))
@@ -550,6 +551,19 @@ def build_request(doc):
         options = dataclasses.replace(options, queue=target.partition)
         notes.append("partition %s comes from target.partition" % target.partition)
     return JobRequest(options=options, app=app, target=target, opt=opt, notes=tuple(notes), warnings=tuple(warnings))
+
+
+def with_target_default(doc, key, value):
+    """A copy of ``doc`` whose job.target has ``key`` = ``value`` unless the document gives it (a site setting)."""
+    job = doc.get("job") if isinstance(doc, dict) else None
+    if not isinstance(job, dict):
+        return doc                  # parse() names what is wrong with the document
+    target = job.get("target")
+    if target is not None and not isinstance(target, dict):
+        return doc
+    if target and key in target:
+        return doc
+    return dict(doc, job=dict(job, target=dict(target or {}, **{key: value})))
 
 
 def parse(doc):

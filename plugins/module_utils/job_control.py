@@ -32,6 +32,19 @@ LEDGER = "jobs.json"
 POLL_FLOOR_S = 1.0
 # state=query returns this many last lines of the job's output file (read with tail.last_lines: bounded)
 OUTPUT_TAIL_LINES = 3
+# a failed job's message ends with this many last lines of its error output (else its output)
+FAILURE_TAIL_LINES = 5
+# what a scheduler says when it has nothing to say (Slurm's Reason=None, StartTime=Unknown)
+_NOTHING = frozenset(("", "None", "(null)", "Unknown", "N/A", "n/a"))
+
+
+def why(status):
+    """{reason, expected_start} of a job from the scheduler's own fields (Slurm's Reason and, while it is pending,
+    StartTime, as ``scontrol show job`` gives them); None where the scheduler says nothing."""
+    raw = status.raw or {}
+    reason = raw.get("Reason")
+    start = raw.get("StartTime") if status.state == "PENDING" else None
+    return {"reason": None if reason in _NOTHING else reason, "expected_start": None if start in _NOTHING else start}
 
 
 @dataclass
@@ -105,6 +118,7 @@ class Job(object):
         self.backend = submitter(self.runner, chdir=self.chdir, script=script, job_name=self.name)
         self.script = script
         self.result = {"changed": False, "job_id": None, "state": None, "active": None, "exit_code": None,
+                       "reason": None, "expected_start": None,
                        "stdout_path": None, "stderr_path": None, "elapsed": None, "cmd": [],
                        "scheduler": self.scheduler, "job_name": self.name, "chdir": self.chdir}
 
@@ -134,6 +148,7 @@ class Job(object):
         status = self.backend.status(job_id)
         self.result.update(job_id=status.job_id, state=status.state, active=status.active, exit_code=status.exit_code,
                            stdout_path=status.stdout_path, stderr_path=status.stderr_path, elapsed=status.elapsed)
+        self.result.update(why(status))
         return status
 
     def existing(self):
@@ -181,7 +196,14 @@ class Job(object):
     def _fail_if_ended_badly(self, status):
         if not status.active and status.state != "COMPLETED" and self.req.fail_on_job_error:
             code = "" if status.exit_code is None else " with exit code %s" % status.exit_code
-            raise JobFailed("job %s ended %s%s" % (status.job_id, status.state, code), self.result)
+            reason = " (reason: %s)" % self.result["reason"] if self.result.get("reason") else ""
+            lines = []
+            for path in (status.stderr_path, status.stdout_path):
+                lines = tail.last_lines(path, FAILURE_TAIL_LINES) if path else []
+                if lines:
+                    break
+            output = "; its output ends: %s" % " | ".join(lines) if lines else ""
+            raise JobFailed("job %s ended %s%s%s%s" % (status.job_id, status.state, code, reason, output), self.result)
 
     def query(self):
         """The state of job ``job_id`` and the last lines of its output; changes nothing, never submits."""

@@ -80,6 +80,7 @@ class Target:
     name: Optional[str] = None
     engine: str = "apptainer"
     image_dir: Optional[str] = None
+    image_fetch: str = "staged"    # staged: the job checks the image is there; job: the job pulls it
     login_host: Optional[str] = None
     work_dir: Optional[str] = None
     partition: Optional[str] = None

@@ -29,7 +29,7 @@ def optimise(document, catalog, records=None, host=None):
     warnings = list(request.warnings) + list(choice.warnings) + list(run.warnings) + warnings
     return Result(request=request, choice=choice, settings=run, script=script,
                   explanation=explanation, warnings=warnings + list((advice or {}).get("warnings", ())),
-                  extra={"prediction": advice} if advice else {})
+                  extra=dict({"prediction": advice} if advice else {}, stage=render.stage_script(request, choice, run)))
 
 
 def _advise(request, choice, records, host):

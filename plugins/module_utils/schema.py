@@ -34,6 +34,7 @@ LAUNCHERS = launchers.NAMES                         # from the launcher registry
 ENGINES = tuple(runtime_registry.RUNTIMES)          # from the container runtime registry
 DIST_BACKENDS = ("auto", "gloo", "nccl")
 DIST_LAUNCHES = ("auto", "srun", "torchrun")
+IMAGE_FETCH = ("staged", "job")                      # who fetches a registry image (target.image_fetch)
 STORAGE_CLASSES = ("default-common", "default-high", "default-ssd", "default-ultra_high")
 
 # patterns: one line, no whitespace unless said otherwise
@@ -243,6 +244,10 @@ TARGET = _obj({
     "container_engine": _enum(ENGINES, "Container runtime on the target.", default="apptainer"),
     "image_dir": _s(ABS_PATH, "Directory of pulled images on the target: .sif files, Charliecloud "
                               "directories (default $MODAK_IMAGE_DIR, $SINGULARITY_DIR or ~/.modak/images)."),
+    "image_fetch": _enum(IMAGE_FETCH, "Who fetches a registry image: 'staged' (default) the deployment stages it into "
+                                      "image_dir before submitting and the job only checks that it is there, failing "
+                                      "with a clear message if not; 'job' the job pulls it when missing (compute nodes "
+                                      "need the registry).", default="staged"),
     "login_host": _s(HOST, "Host (inventory name or DNS name) where jobs are submitted: the cluster's login node."),
     "work_dir": _s(ABS_PATH, "Absolute directory on the login host where the job script is copied and submitted."),
     "partition": _s(NAME, "Partition (queue) used when job_options names none."),

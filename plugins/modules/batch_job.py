@@ -236,6 +236,19 @@ exit_code:
   returned: always
   type: int
   sample: 0
+reason:
+  description:
+    - Why the job waits or ended as it did, in the scheduler's words (Slurm's C(Reason) from C(scontrol show job),
+      for example C(Resources), C(Priority), C(Dependency), C(NonZeroExitCode)); null when the scheduler says
+      nothing. A failed job's message also gives it, with the exit code and the last lines of its output.
+  returned: always
+  type: str
+  sample: Resources
+expected_start:
+  description: When the scheduler expects a pending job to start (Slurm's C(StartTime)); null otherwise.
+  returned: always
+  type: str
+  sample: "2026-11-25T15:00:00"
 stdout_path:
   description: Path of the job's standard output file on the host, when known.
   returned: always

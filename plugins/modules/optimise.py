@@ -98,6 +98,13 @@ options:
       - Base image of the recipes of recipe-backed CPU entries (for example a Debian base in your own
         registry); the default is each recipe's own base. It changes the recipe hash and so the image tag.
     type: str
+  image_dir:
+    description:
+      - Directory of images on the target that the compute nodes read (a shared file system), for a DSL that
+        names no C(target.image_dir); a site setting given once, for example in the group vars of the login nodes.
+      - With C(target.image_fetch=staged) (the default) the image is staged there before submitting (see
+        RV(image_stage)) and the job only checks that it is there.
+    type: path
   build_lookup_timeout:
     description:
       - Seconds to connect to, and then to read from, the registry when looking up whether a recipe-backed
@@ -228,6 +235,14 @@ job_script_content:
   description: The full text of the job script.
   returned: success
   type: str
+image_stage:
+  description:
+    - A bash script that stages the chosen registry image where the job reads it (pulls it, or pulls and converts
+      it, into the image directory once; it prints whether the image was staged or already present). Run it on
+      the login node, or in a job, before submitting; the C(sodalite.modak.optimised_job) role does.
+    - Empty when there is nothing to stage (no image, a local image, or C(target.image_fetch=job)).
+  returned: success
+  type: str
 settings:
   description:
     - Run settings chosen for the job. C(mpi_library) is the MPI library of the program (the image's, the
@@ -313,6 +328,8 @@ def run(module):
         from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
         records, host = perf_store.load(params["results_store"]), perf_store.local_hardware()
     images, catalog_warnings = catalog_of(params)
+    if params["image_dir"]:
+        document = dsl.with_target_default(document, "image_dir", params["image_dir"])
     result = pipeline.optimise(document, images, records, host)
     result.warnings[:0] = catalog_warnings
     if not module.check_mode:

@@ -34,6 +34,13 @@ WHERE = {
     "make run": "checkout",
     'make run ARGS="-e dsl_file=examples/openmpi-2nodes-slurm.yaml"': "checkout",
     "make test": ("scripts/test", "pytest"),
+    # docs/quickstart.md: run as one session, in order, by its own test (it builds images and needs root and Slurm)
+    "git clone https://github.com/SODALITE-EU/modak modak": ("tests/integration/demo/test_quickstart.py", "quickstart.md"),
+    "cd modak": ("tests/integration/demo/test_quickstart.py", "quickstart.md"),
+    "make demo": ("tests/integration/demo/test_quickstart.py", "quickstart.md"),
+    ".venv/bin/ansible-playbook playbooks/deploy.yml -e dsl_file=examples/pytorch-mnist-slurm.yaml "
+    "-e optimised_job_catalog=/tmp/modak-demo/catalog.yaml -e optimised_job_image_dir=/tmp/modak-demo/images "
+    "-e optimised_job_work_dir=/tmp/modak-demo/jobs": ("tests/integration/demo/test_quickstart.py", "quickstart.md"),
     "ansible-galaxy collection build": "installed",
     "ansible-galaxy collection install sodalite-modak-*.tar.gz": "installed",
     "pip install -r ~/.ansible/collections/ansible_collections/sodalite/modak/requirements.txt": "installed",
@@ -96,7 +103,7 @@ def all_commands():
 
 
 def test_every_fenced_block_says_what_it_is():
-    unmarked = ["%s: a ``` block without a language" % doc for doc in DOCS for language, _ in commands(doc)
+    unmarked = ["%s: a ``` block without a language" % doc for doc in DOCS for language, _command in commands(doc)
                 if not language]
     assert unmarked == []
 

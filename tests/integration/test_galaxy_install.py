@@ -193,3 +193,36 @@ def test_check_mode_on_a_first_container_build_writes_nothing(installed, project
     done = playbook(installed, project, str(book), check=True)
     assert "check mode: would build localhost/modak/" in done.stdout
     assert _files(project) == ["build.yml"]
+
+
+def test_relative_paths_on_the_command_line_are_the_projects(installed, project):
+    """-e dsl_file=job.yaml -e output_dir=jobs from the project directory: both are the project's."""
+    shutil.copy(os.path.join(installed[2], "examples", "pytorch-cpu-slurm.yaml"), project / "job.yaml")
+    (project / "dsl").mkdir()
+    (project / "dsl" / "hello.yaml").write_text(yaml.safe_dump(HELLO))
+    playbook(installed, project, "sodalite.modak.optimise", {"dsl_file": "job.yaml", "output_dir": "jobs"})
+    assert (project / "jobs" / "mnist-train.sbatch").is_file()
+    done = playbook(installed, project, "sodalite.modak.deploy",
+                    {"dsl_file": "dsl/hello.yaml", "optimised_job_work_dir": str(project / "work"),
+                     "optimised_job_output_dir": "deployed", "optimised_job_poll_interval": 1})
+    assert "COMPLETED" in done.stdout and (project / "deployed" / "hello-installed.sh").is_file()
+    assert any("hello from the installed collection" in p.read_text()
+               for p in (project / "deployed" / "results" / "localhost").iterdir())
+    assert _written_into(installed[2]) == set()
+
+
+def test_a_relative_work_directory_is_refused_before_submission(installed, project):
+    (project / "hello.yaml").write_text(yaml.safe_dump(HELLO))
+    argv = [os.path.join(BIN, "ansible-playbook"), "sodalite.modak.deploy", "-e",
+            "ansible_python_interpreter=%s" % sys.executable, "-e",
+            json.dumps({"dsl_file": "hello.yaml", "optimised_job_work_dir": "work"})]
+    done = subprocess.run(argv, cwd=str(project), env=_env(project, installed[1]), capture_output=True, text=True,
+                          check=False, timeout=600)
+    assert done.returncode != 0 and "is relative: give an absolute path or one under ~" in done.stdout, done.stdout
+    assert not (project / "work").exists()
+
+
+def test_the_benchmark_check_mode_passes_on_a_first_run_and_writes_nothing(installed, project):
+    done = playbook(installed, project, "sodalite.modak.benchmark", {"benchmark_reps": 1}, check=True)
+    assert "check mode: would run the configurations" in done.stdout
+    assert _files(project) == []

@@ -36,7 +36,6 @@ def test_registries_without_requests_fail_the_task(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-
 PERF = ("numpy", "scipy", "sklearn", "scikit_learn", "matplotlib")
 
 

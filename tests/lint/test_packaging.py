@@ -103,3 +103,35 @@ def test_ansible_builder_reads_the_collections_dependencies(tmp_path):
     system = [line for line in found["system"] if line.endswith("from collection sodalite.modak")]
     assert [name for name in ("jsonschema", "requests", "scikit-learn") if not any(name in p for p in python)] == []
     assert any(line.startswith("openssh-client ") for line in system)
+
+
+def test_the_site_settings_example_names_the_optimised_job_roles_variables():
+    with open(os.path.join(ROOT, "docs", "scheduler.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    block = re.search(r"```yaml\n(# inventory/group_vars/login\.yml.*?)```", text, re.S).group(1)
+    settings = yaml.safe_load(block)
+    with open(os.path.join(ROOT, "roles", "optimised_job", "meta", "argument_specs.yml"), encoding="utf-8") as handle:
+        options = yaml.safe_load(handle)["argument_specs"]["main"]["options"]
+    assert set(settings) <= set(options), set(settings) - set(options)
+    assert {"optimised_job_image_dir", "optimised_job_build_prefix"} <= set(settings)
+
+
+def test_the_reported_figures_embed_their_plots_and_every_plot_exists():
+    """docs/performance.md reports the benchmark figures: every plot of benchmarks/results is shown, and shown
+    from a path that exists."""
+    with open(os.path.join(ROOT, "docs", "performance.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    shown = re.findall(r"!\[[^\]]+\]\(([^)]+\.png)\)", text)
+    assert [p for p in shown if not os.path.isfile(os.path.join(ROOT, "docs", p))] == []
+    plots = sorted(f for f in os.listdir(os.path.join(ROOT, "benchmarks", "results")) if f.endswith(".png"))
+    assert sorted(os.path.basename(p) for p in shown) == plots
+
+
+def test_changelog_rst_is_what_antsibull_changelog_generates(tmp_path):
+    """CHANGELOG.rst is antsibull-changelog's rendering of changelogs/changelog.yaml (regenerate it with
+    `antsibull-changelog generate` after a release); unreleased changes wait in changelogs/fragments."""
+    out = tmp_path / "CHANGELOG.rst"
+    done = _run("antsibull-changelog", "generate", "--output", str(out), "--output-format", "rst")
+    assert done.returncode == 0, done.stdout + done.stderr
+    with open(os.path.join(ROOT, "CHANGELOG.rst"), encoding="utf-8") as handle:
+        assert handle.read() == out.read_text()

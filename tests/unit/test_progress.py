@@ -56,3 +56,10 @@ def test_progress_lines_leave_a_json_stdout_alone():
         False, False, False, False]
     assert all(progress.to_stderr(name) for name in ("json", "ansible.posix.json", "ansible.posix.jsonl",
                                                      "json_ansible_callback"))
+
+
+def test_a_waiting_job_says_the_schedulers_reason_and_expected_start():
+    assert progress.line("login1", "job 42 (train)", "PENDING", ran=0, waited=3, reason="Priority",
+                         expected_start="2026-11-25T15:00:00") == (
+        "login1: job 42 (train) PENDING (Priority, expected start 2026-11-25T15:00:00), ran 0:00:00, waited 0:00:03")
+    assert progress.line("h", "job 1 (x)", "PENDING", reason="Dependency") == "h: job 1 (x) PENDING (Dependency)"

@@ -89,9 +89,21 @@ def test_runscript_when_no_executable(catalog):
 def test_singularity_engine_and_image_dir(catalog):
     doc = with_(ai_doc("tensorflow", "2.1"), "job.target.container_engine", "singularity")
     doc = with_(doc, "job.target.image_dir", "/shared/sif")
-    text = script_of(doc, catalog)
+    text = script_of(with_(doc, "job.target.image_fetch", "job"), catalog)
     assert "MODAK_IMAGE_DIR=/shared/sif" in text
     assert "singularity pull --force" in text and "singularity exec" in text and "apptainer" not in text
+
+
+def test_a_registry_image_is_staged_by_default_and_the_job_only_checks_it(catalog):
+    doc = with_(ai_doc("tensorflow", "2.1"), "job.target.image_dir", "/shared/sif")
+    result = pipeline.optimise(doc, catalog)
+    text, stage = result.script.text, result.extra["stage"]
+    assert "apptainer pull" not in text and "mkdir" not in text
+    assert 'if ! [ -s "$IMAGE" ]; then' in text and "exit 1" in text and "target.image_fetch: job" in text
+    assert "MODAK_IMAGE_DIR=/shared/sif" in stage and "apptainer pull --force" in stage
+    assert stage.count('IMAGE="$MODAK_IMAGE_DIR/') == 2 and text.count('IMAGE="$MODAK_IMAGE_DIR/') == 1
+    job = pipeline.optimise(with_(doc, "job.target.image_fetch", "job"), catalog)
+    assert job.extra["stage"] is None and "apptainer pull --force" in job.script.text
 
 
 def test_launchers(catalog):
@@ -176,6 +188,6 @@ def test_oras_images_are_pulled_and_local_sif_used_in_place():
     assert "IMAGE=/apps/containers/lammps_openmpi.sif" in text and "pull" not in text
     doc = with_(doc, "job.application.app_tag", None)
     doc = with_(doc, "job.optimisation.opt_build.cpu_isa", "x86-64-v4")
-    text = script_of(doc, catalog)
+    text = script_of(with_(doc, "job.target.image_fetch", "job"), catalog)
     assert ("apptainer pull --force \"$IMAGE.part.$$\" oras://ghcr.io/example/modak-sif:openmpi-4.1.6-x86-64-v4"
             in text)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
 from helpers import ai_doc, with_
@@ -218,3 +219,53 @@ def test_a_cached_image_is_run_only_when_it_is_the_users_own(tmp_path, engine, p
         assert not (tmp_path / "calls").exists()
     else:
         assert done.returncode == 0 and "USING" in done.stdout, done
+STAGE_URI = "docker://registry.example/modak/pytorch:2.5"
+
+
+@pytest.mark.parametrize("engine", ["apptainer", "singularity", "charliecloud", "podman"])
+def test_check_lines_stop_a_job_whose_image_is_not_staged_and_never_fetch(engine, tmp_path):
+    """The job's lines of a staged image: in an empty image directory they stop the job and say what to do."""
+    lines = registry.get(engine).check_lines(STAGE_URI, shell_quote(str(tmp_path)))
+    assert not [line for line in lines if not line.strip().startswith("echo")
+                and ("pull" in line.split("#")[0] or "mkdir" in line or "ch-convert" in line)]
+    if engine == "podman":
+        return                       # `podman image exists` needs podman: its words are checked above
+    done = subprocess.run(["bash", "-c", "\n".join(lines + ["echo reached"])], capture_output=True, text=True,
+                          check=False, timeout=30, env=dict(os.environ, USER="u"))
+    assert done.returncode == 1 and "reached" not in done.stdout
+    assert "modak: no image at %s/" % tmp_path in done.stderr and "target.image_fetch: job" in done.stderr
+
+
+@pytest.mark.parametrize("engine", ["apptainer", "charliecloud"])
+def test_check_lines_pass_once_the_image_is_staged_where_stage_lines_put_it(engine, tmp_path):
+    runtime = registry.get(engine)
+    name = names.cache_name(STAGE_URI, ".sif" if engine == "apptainer" else "")
+    (tmp_path / name).mkdir() if engine == "charliecloud" else (tmp_path / name).write_text("sif")
+    lines = runtime.check_lines(STAGE_URI, shell_quote(str(tmp_path)))
+    done = subprocess.run(["bash", "-c", "\n".join(lines + ['echo "reached $IMAGE"'])], capture_output=True,
+                          text=True, check=False, timeout=30, env=dict(os.environ, USER="u"))
+    assert done.returncode == 0 and done.stdout.strip() == "reached %s/%s" % (tmp_path, name)
+    assert 'IMAGE="$MODAK_IMAGE_DIR/%s"' % name in runtime.stage_lines(STAGE_URI, shell_quote(str(tmp_path)))
+
+
+@pytest.mark.parametrize("engine", ["apptainer", "charliecloud", "podman"])
+def test_every_stage_script_passes_bash_n_and_shellcheck(engine, catalog, tmp_path):
+    doc = with_(with_(ai_doc("pytorch", "2.5"), "job.target.container_engine", engine), "job.target.setup",
+                ["export HTTPS_PROXY=http://proxy:3128"])
+    result = pipeline.optimise(doc, catalog)
+    assert result.extra["stage"].startswith("#!/bin/bash\n")
+    lint(result.extra["stage"], tmp_path, "stage.sh")
+    lint(result.script.text, tmp_path, "job.sh")
+
+
+@pytest.mark.parametrize("engine", ["apptainer", "charliecloud"])
+def test_a_staged_image_of_another_user_is_not_run(engine, tmp_path):
+    """The job's check of a staged image refuses what another user planted under the cache name, as fetching does."""
+    name = names.cache_name(STAGE_URI, ".sif" if engine == "apptainer" else "")
+    target = tmp_path / name
+    target.mkdir() if engine == "charliecloud" else target.write_text("sif")
+    os.chown(str(target), 65534, 65534)
+    lines = registry.get(engine).check_lines(STAGE_URI, shell_quote(str(tmp_path)))
+    done = subprocess.run(["bash", "-c", "\n".join(lines + ["echo reached"])], capture_output=True, text=True,
+                          check=False, timeout=30, env=dict(os.environ, USER="u"))
+    assert done.returncode == 1 and "reached" not in done.stdout and "not this user's own image" in done.stderr

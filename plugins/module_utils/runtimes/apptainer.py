@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from ansible_collections.sodalite.modak.plugins.module_utils import shell
-from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, staging
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
 
@@ -52,6 +52,20 @@ class Apptainer(object):
     @staticmethod
     def is_local(uri):
         return "://" not in uri and uri.endswith(".sif")
+
+    def check_lines(self, uri, image_dir=None, gpu_vendor="none", absent=None):
+        """Lines that make $IMAGE point at the staged SIF file and stop the job when it is not there (or run the
+        lines ``absent``)."""
+        if self.is_local(uri):
+            return self.fetch_lines(uri, image_dir, gpu_vendor)
+        return [
+            "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
+            'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri, ".sif"),
+        ] + names.trust_lines() + staging.missing_lines('[ -s "$IMAGE" ]', absent)
+
+    def stage_lines(self, uri, image_dir=None, gpu_vendor="none"):
+        """Lines that pull the SIF file into the image directory once (the deployment runs them)."""
+        return self.fetch_lines(uri, image_dir, gpu_vendor)
 
     def fetch_lines(self, uri, image_dir=None, gpu_vendor="none"):
         """Lines that make $IMAGE point at a local SIF file, pulling it once if missing.

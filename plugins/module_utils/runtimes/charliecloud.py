@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from ansible_collections.sodalite.modak.plugins.module_utils import shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem
-from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, oci
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, oci, staging
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes.apptainer import Apptainer
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
@@ -110,6 +110,22 @@ class Charliecloud(object):
                 "fi"]
 
     image_dir_expr = Apptainer.image_dir_expr
+
+    def check_lines(self, uri, image_dir=None, gpu_vendor="none", absent=None):
+        """Lines that make $IMAGE name the staged image directory and stop the job when it is not there (or run the
+        lines ``absent``)."""
+        if "://" not in uri:
+            return self.fetch_lines(uri, image_dir, gpu_vendor)
+        oci.reference(uri, self.name)
+        return [
+            USER_LINE,
+            "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
+            'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri),
+        ] + names.trust_lines() + staging.missing_lines('[ -d "$IMAGE" ]', absent)
+
+    def stage_lines(self, uri, image_dir=None, gpu_vendor="none"):
+        """Lines that pull and convert the image into the image directory once (the deployment runs them)."""
+        return self.fetch_lines(uri, image_dir, gpu_vendor)
 
     def fetch_lines(self, uri, image_dir=None, gpu_vendor="none"):
         if "://" not in uri:

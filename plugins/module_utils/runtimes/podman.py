@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ansible_collections.sodalite.modak.plugins.module_utils import shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem
-from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import oci
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import oci, staging
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
 USERNS = Raw('"$MODAK_PODMAN_USERNS"')
@@ -71,6 +71,15 @@ class Podman(object):
         words.extend(["--workdir", workdir or cwd or PWD, image])
         words.extend(argv)
         return PMI_FD_SHELL + words if mpi == "pmi2" else words
+
+    def check_lines(self, uri, image_dir=None, gpu_vendor="none", absent=None):
+        """``fetch_lines``, then stop the job when the image is not in podman's storage (or run the lines ``absent``)."""
+        return self.fetch_lines(uri, image_dir, gpu_vendor) + staging.missing_lines('podman image exists "$IMAGE"', absent)
+
+    def stage_lines(self, uri, image_dir=None, gpu_vendor="none"):
+        """Lines that pull the image into podman's storage once (the deployment runs them)."""
+        return self.fetch_lines(uri, image_dir, gpu_vendor) + [
+            'if ! podman image exists "$IMAGE"; then podman pull "$IMAGE"; fi']
 
     def fetch_lines(self, uri, image_dir=None, gpu_vendor="none"):
         """``$IMAGE`` (the reference; podman pulls it once into its storage) and the user-namespace flag."""

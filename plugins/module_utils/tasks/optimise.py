@@ -24,6 +24,7 @@ ARGUMENT_SPEC = dict(
     build_prefix=dict(type="str", default=recipe_images.DEFAULT_PREFIX),
     build_base_image=dict(type="str"),
     build_lookup_timeout=dict(type="float", default=5.0),
+    image_dir=dict(type="path"),
     registries=dict(type="list", elements="dict", options=dict(
         url=dict(type="str", required=True),
         username=dict(type="str"),
@@ -106,4 +107,5 @@ def outcome(params, result, path, changed):
         explanation=result.explanation,
         modak_warnings=result.warnings,
         prediction=result.extra.get("prediction") or {},
+        image_stage=result.extra.get("stage") or "",
     )

@@ -45,9 +45,13 @@ def test_job_completed_inside_the_container_and_shows_the_loss(demo, engine):
 def test_the_job_scripts_run_the_engines(demo):
     out = demo["work"] / "out"
     ch = (out / "mnist-demo-charliecloud.sbatch").read_text()
-    assert "ch-image pull 127.0.0.1:" in ch and "\nch-run --env-no-expand --set-env " in ch
+    assert "ch-image pull" not in ch and 'if ! [ -d "$IMAGE" ]; then' in ch and "\nch-run --env-no-expand --set-env " in ch
     podman = (out / "mnist-demo-podman.sbatch").read_text()
-    assert "\npodman run --rm --network=host" in podman
+    assert "podman pull" not in podman and "\npodman run --rm --network=host" in podman
+    # the image was staged before submitting, by the scripts the optimiser returned (run on the login node)
+    jobs = demo["work"] / "jobs"
+    assert "ch-image pull 127.0.0.1:" in (jobs / "mnist-demo-charliecloud.sbatch.stage.sh").read_text()
+    assert 'podman pull "$IMAGE"' in (jobs / "mnist-demo-podman.sbatch.stage.sh").read_text()
     images = os.listdir(demo["work"] / "images")
     assert len(images) == 1 and images[0].startswith("pytorch_2.13.0-cpu-"), images   # the converted directory
 

@@ -7,7 +7,7 @@ import re
 from .test_batch_job_slurm import submit_task, write
 
 # 'localhost: job 42 (prog) RUNNING, ran 0:00:03, waited 0:00:04: tick 3'
-LINE = re.compile(r"^localhost: job (\S+) \((\S+)\) ([A-Z_]+)(?:, ran (\d+:\d\d:\d\d))?, waited (\d+:\d\d:\d\d)(?:: (.*))?$")
+LINE = re.compile(r"^localhost: job (\S+) \((\S+)\) ([A-Z_]+)(?: \([^)]*\))?(?:, ran (\d+:\d\d:\d\d))?, waited (\d+:\d\d:\d\d)(?:: (.*))?$")
 
 
 def progress_lines(stdout):
@@ -69,7 +69,19 @@ def test_a_failing_job_fails_the_task_after_showing_its_progress(play, tmp_path)
     script = write(tmp_path / "bad.sh", "#!/bin/bash\necho tick 1\nsleep 2\necho dying\nexit 3\n")
     proc, result = play(submit_task(script=script, scheduler="local", wait=True, poll_interval=1))
     assert result["failed"] and result["state"] == "FAILED" and result["exit_code"] == 3, result
-    assert result["msg"] == "job %s ended FAILED with exit code 3" % result["job_id"]
+    assert result["msg"] == "job %s ended FAILED with exit code 3; its output ends: tick 1 | dying" % result["job_id"]
     last = progress_lines(proc.stdout)[-1]
     assert last[2] == "FAILED" and last[5] == "dying", proc.stdout
     assert result["polls"][-1]["state"] == "FAILED"
+
+
+def test_a_pending_slurm_job_says_the_schedulers_reason_and_expected_start(slurm, play, tmp_path):
+    script = write(tmp_path / "later.sbatch", "#!/bin/bash\n#SBATCH --job-name=later\n#SBATCH --begin=now+3600\n"
+                   "#SBATCH --output=later-%j.out\ntrue\n")
+    proc, result = play(submit_task(script=script, wait=True, poll_interval=1, wait_timeout=3))
+    assert result["failed"] and result["state"] == "PENDING", result
+    assert result["reason"] == "BeginTime" and re.match(r"^20\d\d-\d\d-\d\dT", result["expected_start"]), result
+    pending = [line for line in proc.stdout.splitlines() if line.startswith("localhost: job %s " % result["job_id"])]
+    assert pending and all("PENDING (BeginTime, expected start %s)" % result["expected_start"] in line
+                           for line in pending), proc.stdout
+    play(submit_task(job_id=result["job_id"], scheduler="slurm", chdir=str(tmp_path), state="absent"))

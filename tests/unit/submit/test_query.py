@@ -84,3 +84,28 @@ def test_a_poll_goes_on_when_the_job_script_is_gone(tmp_path):
 def test_a_submission_still_refuses_a_missing_script(tmp_path):
     with pytest.raises(SubmitError, match="cannot read the job script"):
         run(Request(script=str(tmp_path / "removed.sbatch"), scheduler="slurm", chdir=str(tmp_path)), FakeRunner([]))
+
+
+def test_a_pending_job_says_the_schedulers_reason_and_expected_start(tmp_path):
+    answer = (0, "JobId=42 JobName=train JobState=PENDING Reason=Resources RunTime=00:00:00 ExitCode=0:0 "
+                 "StartTime=2026-11-25T15:00:00 StdOut=%s StdErr=%s\n" % (tmp_path / "o", tmp_path / "o"), "")
+    result, _runner = _query(tmp_path, answer)
+    assert result["reason"] == "Resources" and result["expected_start"] == "2026-11-25T15:00:00"
+
+
+def test_a_running_job_has_no_reason_and_no_expected_start(tmp_path):
+    answer = (0, "JobId=42 JobName=train JobState=RUNNING Reason=None RunTime=00:00:05 ExitCode=0:0 "
+                 "StartTime=2026-11-25T14:00:00 StdOut=%s StdErr=%s\n" % (tmp_path / "o", tmp_path / "o"), "")
+    result, _runner = _query(tmp_path, answer)
+    assert result["reason"] is None and result["expected_start"] is None
+
+
+def test_a_failed_job_says_its_exit_code_reason_and_last_error_lines(tmp_path):
+    err = tmp_path / "train-42.err"
+    err.write_text("starting\nmodak: no image at /img/x: stage it before submitting\n")
+    answer = (0, "JobId=42 JobName=train JobState=FAILED Reason=NonZeroExitCode RunTime=00:00:01 ExitCode=1:0 "
+                 "StdOut=%s StdErr=%s\n" % (tmp_path / "train-42.out", err), "")
+    with pytest.raises(JobFailed) as info:
+        _query(tmp_path, answer)
+    assert str(info.value) == ("job 42 ended FAILED with exit code 1 (reason: NonZeroExitCode); its output ends: "
+                               "starting | modak: no image at /img/x: stage it before submitting")
