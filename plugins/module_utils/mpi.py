@@ -66,8 +66,8 @@ def pmi_for(library, site, image_pmi=None):
     pmi = image_pmi or lib.pmi
     if pmi is None:
         return None, lib.note
-    why = "srun --mpi=%s: %s starts its ranks through %s" % (pmi, lib.title, "PMIx" if pmi.startswith("pmix")
-                                                              else "PMI-2" if pmi == "pmi2" else pmi)
+    spoken = "PMIx" if pmi.startswith("pmix") else "PMI-2" if pmi == "pmi2" else pmi
+    why = "srun --mpi=%s: %s starts its ranks through %s" % (pmi, lib.title, spoken)
     if image_pmi:
         why += " (the image's label)"
     return pmi, why + ("; " + lib.note if lib.note else "")

@@ -26,9 +26,9 @@ def test_podman_pmi2_rank_hands_pmi_fd_into_the_container():
     assert words[:4] == ["bash", "-c", 'exec 3>&"$PMI_FD" && PMI_FD=3 exec "$@"', "bash"]
     assert words[4:12] == ["podman", "run", "--rm", "--network=host", "--ipc=host", Raw('"$MODAK_PODMAN_USERNS"'),
                            "--pid=host", "--preserve-fds=1"]
-    assert words[12:] == ["--env", "PMIX_*", "--env", "PMI_*", "--env", "OMPI_*", "--env", "SLURM*",
-                           "--env", "PMIX_MCA_gds=hash", "--env", "A", "--volume", Raw('"$PWD:$PWD"'),
-                           "--workdir", PWD, IMAGE, "./prog"]
+    assert words[12:] == [
+        "--env", "PMIX_*", "--env", "PMI_*", "--env", "OMPI_*", "--env", "SLURM*", "--env", "PMIX_MCA_gds=hash",
+        "--env", "A", "--volume", Raw('"$PWD:$PWD"'), "--workdir", PWD, IMAGE, "./prog"]
 
 
 def test_podman_rank_without_a_named_pmi_gets_the_variables_but_no_descriptor():

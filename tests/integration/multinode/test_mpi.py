@@ -39,8 +39,8 @@ CONTAINERS_CONF = ('[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=
 
 def run(argv, timeout=900, **kw):
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, **kw)
-    assert proc.returncode == 0, "%s failed (rc %d):\n%s\n%s" % (" ".join(argv), proc.returncode,
-                                                                proc.stdout[-3000:], proc.stderr[-3000:])
+    assert proc.returncode == 0, "%s failed (rc %d):\n%s\n%s" % (
+        " ".join(argv), proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:])
     return proc.stdout
 
 
@@ -141,6 +141,7 @@ def mpi_images(multinode):
     env = dict(os.environ, PATH=SYSTEM_PATH, USER="root")
     base = re.search(r"^name=(\S+)$", run([os.path.join(ROOT, "scripts", "base-image"), "--podman",
                                            "--charliecloud"], env=env, timeout=1800), re.M).group(1)
+    os.makedirs(IMAGES, exist_ok=True)
     entries = []
     for library in ("openmpi", "mpich"):
         context = os.path.join(RECIPES, library)
