@@ -69,6 +69,16 @@ def problems(doc):
     """What the DSL cannot mean for data-parallel training, each with its path."""
     job = doc.get("job") if isinstance(doc.get("job"), dict) else {}
     opt = job.get("optimisation") if isinstance(job.get("optimisation"), dict) else {}
+    inference = opt.get("app_type-ai_inference")
+    inference = inference.get("config") if isinstance(inference, dict) else None
+    out = [DslProblem("job.optimisation.app_type-ai_inference.config.%s" % key, "applies only to training",
+                      inference[key], "move it to app_type-ai_training, or remove it")
+           for key in ("distributed_training",) + FIELDS
+           if isinstance(inference, dict) and key in inference and inference[key] not in (False, "false", "False")]
+    return out + _training_problems(job, opt)
+
+
+def _training_problems(job, opt):
     section = opt.get("app_type-ai_training")
     config = section.get("config") if isinstance(section, dict) else None
     if not isinstance(config, dict):

@@ -322,3 +322,14 @@ def test_scripts_pass_bash_n_and_shellcheck(engine, launch, scheduler, nodes, ca
     lint = subprocess.run([SHELLCHECK, "--shell=bash", "--severity=style", str(path)], capture_output=True,
                           text=True, check=False)
     assert lint.returncode == 0, lint.stdout
+
+
+def test_distributed_fields_in_inference_are_refused_by_path():
+    doc = ddp_doc()
+    opt = doc["job"]["optimisation"]
+    opt["app_type"] = "ai_inference"
+    opt["app_type-ai_inference"] = opt.pop("app_type-ai_training")
+    found = problems(doc)
+    base = "job.optimisation.app_type-ai_inference.config."
+    assert "applies only to training" in found[base + "distributed_training"]
+    assert "applies only to training" in found[base + "processes_per_node"]
