@@ -76,8 +76,9 @@ def render():
     out.append(_wrap("ALL_NAMES = (", ["%r" % w for _m, cls in backends for w in (cls.name,) + tuple(cls.aliases)],
                      ")") + "\n")
     out.append("FALLBACK = %r\n" % fallback[0])
-    out.append("DESCRIPTION = %r\n" % ", ".join("%s (%s)" % (cls.name, ", ".join(cls.aliases)) if cls.aliases
-                                                 else cls.name for _m, cls in backends))
+    description = ", ".join("%s (%s)" % (cls.name, ", ".join(cls.aliases)) if cls.aliases else cls.name
+                            for _m, cls in backends)
+    out.append("DESCRIPTION = %r\n" % description)
     out.append(_wrap("SUBMITTERS = {", ["%r: %r" % (cls.name, cls.__name__) for _m, cls in backends], "}") + "\n")
     out.append("# the raw options of extra_directives, per batch scheduler: (allowed: option -> None for any value or the\n"
                "# values allowed, typed: option -> the job_options field to use); a run without a scheduler has none\n")

@@ -22,7 +22,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.model import (
 from ansible_collections.sodalite.modak.plugins.module_utils.versions import VersionRequest
 
 try:
-    import yaml
+    import yaml  # pylint: disable=unused-import  # read as dsl.yaml by cli.py and module_support.py
     YAML_IMPORT_ERROR = None
 except ImportError:  # pragma: no cover - reported by the module
     yaml = None

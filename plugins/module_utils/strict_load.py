@@ -25,6 +25,7 @@ try:
 except ImportError:  # pragma: no cover - reported by the module
     yaml = None
 
+
 @dataclass(frozen=True)
 class Limits:
     """What one kind of document may be: its name in messages, bytes, nesting depth and elements."""

@@ -4,7 +4,6 @@ that prints the labels an image would have: Apptainer does not install on these 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys

@@ -164,7 +164,6 @@ def test_hostile_document_is_refused_fast_with_bounded_memory(name, tmp_path):
     assert not os.path.exists("/tmp/modak-canary")
 
 
-
 # ---------------------------------------------------------------- hostile catalogs
 
 CATALOG_PROBE = r"""

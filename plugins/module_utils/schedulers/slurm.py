@@ -80,6 +80,7 @@ class Slurm(Scheduler):
         refuse(problems)
         return [line for line in lines if line], []
 
+
 # -- raw options: what extra_directives may carry (schedulers/extra.py checks them) --------------------------------
 # sbatch takes abbreviations of long options and options that name files (--output, --chdir, --export-file),
 # change who runs the job (--uid) or what runs (--wrap): only options that do neither are listed. Options with a
