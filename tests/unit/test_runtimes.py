@@ -182,3 +182,15 @@ def test_every_stage_script_passes_bash_n_and_shellcheck(engine, catalog, tmp_pa
     assert result.extra["stage"].startswith("#!/bin/bash\n")
     lint(result.extra["stage"], tmp_path, "stage.sh")
     lint(result.script.text, tmp_path, "job.sh")
+
+
+def test_a_stage_script_whose_fetch_fails_fails(catalog, tmp_path):
+    """`apptainer pull ... && mv ...` failing (here: no apptainer on this machine) does not stop a set -e script:
+    the stage script checks again and fails."""
+    doc = with_(ai_doc("pytorch", "2.5"), "job.target.image_dir", str(tmp_path / "images"))
+    stage = pipeline.optimise(doc, catalog).extra["stage"]
+    (tmp_path / "stage.sh").write_text(stage)
+    done = subprocess.run(["bash", str(tmp_path / "stage.sh")], capture_output=True, text=True, check=False,
+                          timeout=30, env=dict(os.environ, PATH="/usr/bin:/bin"))
+    assert "apptainer: command not found" in done.stderr
+    assert done.returncode == 1 and "modak: no image at" in done.stderr and "staged" not in done.stdout
