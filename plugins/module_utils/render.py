@@ -87,6 +87,8 @@ def stage_script(req, choice, settings):
     body.append("MODAK_STAGED=present")    # the job's own check, fetching the image where it would stop the job
     stage = runtime.stage_lines(choice.uri, image_dir, settings.gpu_vendor) + ["MODAK_STAGED=staged"]
     body.extend(runtime.check_lines(choice.uri, image_dir, settings.gpu_vendor, absent=stage))
+    # the job's check once more: a fetch that failed inside an && list does not stop a set -e script
+    body.extend(runtime.check_lines(choice.uri, image_dir, settings.gpu_vendor))
     body.append('echo "modak: image $MODAK_STAGED: $IMAGE"')
     return "\n".join(annotate(body)) + "\n"
 

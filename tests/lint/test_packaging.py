@@ -6,12 +6,12 @@ import os
 import re
 import subprocess
 import sys
-
 import tomllib
 
+import pytest
 import yaml
-from packaging.version import Version
 from helpers import ROOT
+from packaging.version import Version
 
 BIN = os.path.dirname(sys.executable)
 
@@ -135,3 +135,27 @@ def test_changelog_rst_is_what_antsibull_changelog_generates(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     with open(os.path.join(ROOT, "CHANGELOG.rst"), encoding="utf-8") as handle:
         assert handle.read() == out.read_text()
+
+
+def _tags():
+    done = subprocess.run(["git", "tag", "--list"], cwd=ROOT, capture_output=True, text=True, check=False, timeout=60)
+    return set(done.stdout.split()) if done.returncode == 0 else set()
+
+
+def test_the_release_tags_the_docs_name_exist_and_carry_their_version():
+    """`rev: vX` and `@vX` in README.md and docs/ name annotated tags of this repository whose galaxy.yml has
+    version X (a clone without tags, as a shallow CI checkout, cannot tell: skipped)."""
+    tags = _tags()
+    if not tags:
+        pytest.skip("this clone has no tags")
+    named = set()
+    for path in ["README.md"] + sorted(os.path.join("docs", f) for f in os.listdir(os.path.join(ROOT, "docs"))):
+        with open(os.path.join(ROOT, path), encoding="utf-8") as handle:
+            named.update(re.findall(r"(?:rev: |@)(v\d+\.\d+\.\d+[\w.-]*)", handle.read()))
+    assert named and named <= tags, named - tags
+    for tag in named:
+        kind = subprocess.run(["git", "cat-file", "-t", tag], cwd=ROOT, capture_output=True, text=True, check=True)
+        assert kind.stdout.strip() == "tag", "%s is not an annotated tag" % tag
+        galaxy = subprocess.run(["git", "show", "%s:galaxy.yml" % tag], cwd=ROOT, capture_output=True, text=True,
+                                check=True).stdout
+        assert yaml.safe_load(galaxy)["version"] == tag[1:]

@@ -101,7 +101,7 @@ def test_a_registry_image_is_staged_by_default_and_the_job_only_checks_it(catalo
     assert "apptainer pull" not in text and "mkdir" not in text
     assert 'if ! [ -s "$IMAGE" ]; then' in text and "exit 1" in text and "target.image_fetch: job" in text
     assert "MODAK_IMAGE_DIR=/shared/sif" in stage and "apptainer pull --force" in stage
-    assert stage.count('IMAGE="$MODAK_IMAGE_DIR/') == 2 and text.count('IMAGE="$MODAK_IMAGE_DIR/') == 1
+    assert stage.count('IMAGE="$MODAK_IMAGE_DIR/') == 3 and text.count('IMAGE="$MODAK_IMAGE_DIR/') == 1
     job = pipeline.optimise(with_(doc, "job.target.image_fetch", "job"), catalog)
     assert job.extra["stage"] is None and "apptainer pull --force" in job.script.text
 

@@ -269,3 +269,15 @@ def test_a_staged_image_of_another_user_is_not_run(engine, tmp_path):
     done = subprocess.run(["bash", "-c", "\n".join(lines + ["echo reached"])], capture_output=True, text=True,
                           check=False, timeout=30, env=dict(os.environ, USER="u"))
     assert done.returncode == 1 and "reached" not in done.stdout and "not this user's own image" in done.stderr
+
+
+def test_a_stage_script_whose_fetch_fails_fails(catalog, tmp_path):
+    """`apptainer pull ... && mv ...` failing (here: no apptainer on this machine) does not stop a set -e script:
+    the stage script checks again and fails."""
+    doc = with_(ai_doc("pytorch", "2.5"), "job.target.image_dir", str(tmp_path / "images"))
+    stage = pipeline.optimise(doc, catalog).extra["stage"]
+    (tmp_path / "stage.sh").write_text(stage)
+    done = subprocess.run(["bash", str(tmp_path / "stage.sh")], capture_output=True, text=True, check=False,
+                          timeout=30, env=dict(os.environ, PATH="/usr/bin:/bin"))
+    assert "apptainer: command not found" in done.stderr
+    assert done.returncode == 1 and "modak: no image at" in done.stderr and "staged" not in done.stdout

@@ -66,6 +66,7 @@ def test_every_step_runs_as_written_and_the_job_completed_in_its_container(quick
     assert quickstart.returncode == 0, quickstart.stdout[-5000:] + quickstart.stderr[-3000:]
     out = quickstart.stdout
     assert "out/mnist-train.sbatch" in out                                           # make run
-    assert re.search(r"demo charliecloud: job \d+ COMPLETED \(exit 0", out), out[-4000:]   # make demo
+    for engine in ("charliecloud", "podman"):                                       # make demo
+        assert re.search(r"demo %s: job \d+ COMPLETED \(exit 0" % engine, out), out[-4000:]
     deployed = out[out.rindex("PLAY [Choose the login node]"):]                      # step 4
     assert re.search(r'"state": "COMPLETED"', deployed) and "failed=0" in deployed, deployed[-4000:]

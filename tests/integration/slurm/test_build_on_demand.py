@@ -47,7 +47,10 @@ def setup(tmp_path, registry, busybox_base):  # noqa: F811
              "optimised_job_catalog": str(catalog), "optimised_job_build_prefix": prefix,
              "optimised_job_build_base_image": busybox_base, "optimised_job_wait": False,
              "optimised_job_fetch": False, "optimised_job_build_poll": 1, "optimised_job_poll_interval": 0.3,
-             "optimised_job_build_job_cpus": 1, "optimised_job_build_job_walltime": "00:10:00"}
+             "optimised_job_build_job_cpus": 1, "optimised_job_build_job_walltime": "00:10:00",
+             # the DSL's engine is Apptainer, which cannot be installed here: these tests build, they stage in
+             # test_a_staging_job_runs_between_the_build_job_and_the_job
+             "optimised_job_image_stage": False}
     image = ImageCatalog.from_file(str(catalog), build_prefix=prefix, base_image=busybox_base).images[0]
     choice = matcher.choose(dsl.parse(doc), ImageCatalog([image]))
     assert choice.uri == image.uri and image.uri.startswith(prefix + "/")
@@ -131,3 +134,29 @@ def test_a_failed_build_stops_the_deploy_with_the_build_log(slurm, play, setup, 
         assert "Submit the job" not in text
     else:
         assert "did not build the image, its log ends" in text and "CANCELLED" in text
+
+
+def test_a_staging_job_runs_between_the_build_job_and_the_job(slurm, play, setup):
+    """build_where slurm with staging: build job -> staging job (afterok) -> the job (afterok). The staging job
+    runs `apptainer pull`, which this machine cannot install: it fails, and the job is cancelled with it."""
+    extra = dict(setup["extra"], optimised_job_build_where="slurm", optimised_job_image_stage=True)
+    proc = play(None, extra_vars=extra, playbook=DEPLOY, timeout=600)[0]
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    train = job_id_of(proc.stdout)
+    build = build_job_of(setup["tmp"] / "work" / "modak-build")
+    out = subprocess.run(["scontrol", "show", "job", "-o"], capture_output=True, text=True, check=True).stdout
+    stages = [dict(re.findall(r"(\w+)=(\S*)", line)) for line in out.splitlines() if "JobName=modak-stage " in line
+              and "WorkDir=%s " % (setup["tmp"] / "work") in line]
+    assert len(stages) == 1, out
+    stage = stages[0]["JobId"]
+    script = (setup["tmp"] / "work" / ("%s.sbatch.stage.sh" % setup["name"])).read_text()
+    assert "apptainer pull --force" in script and setup["uri"] in script
+    first_stage, first_train = scontrol(stage), scontrol(train)
+    assert first_train["Dependency"].startswith("afterok:%s" % stage), first_train
+    deadline = time.time() + 300
+    while time.time() < deadline and scontrol(train)["JobState"] in ("PENDING", "RUNNING", "COMPLETING"):
+        time.sleep(1)
+    built, staged, job = scontrol(build), scontrol(stage), scontrol(train)
+    assert built["JobState"] == "COMPLETED", built
+    assert first_stage["Dependency"].startswith("afterok:%s" % build) or staged["StartTime"] >= built["EndTime"]
+    assert staged["JobState"] == "FAILED" and job["JobState"] == "CANCELLED", (staged, job)
