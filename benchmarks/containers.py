@@ -42,6 +42,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.perf import store  
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate  # noqa: E402
 
 WORKLOAD_DIR = os.path.join(HERE, "workload")
+HARDWARE = os.path.join(ROOT, "plugins", "module_utils", "perf", "hardware.py")
 RESULTS = os.path.join(HERE, "results")
 DSL = os.path.join(ROOT, "examples", "pytorch-mnist-tuning-local.yaml")
 STORE = os.path.join(RESULTS, "containers-autotune.sqlite")
@@ -71,6 +72,16 @@ def ch_env():
 def sh(argv, **kw):
     sys.stderr.write("+ %s\n" % " ".join(argv))
     return subprocess.run(argv, check=True, env=ch_env(), **kw)
+
+
+def stage_workload(work):
+    """The directory bound into the containers: the workload with perf/hardware.py beside it (inside a container
+    the checkout around benchmarks/workload is not there, so the workload finds the module next to itself)."""
+    dest = os.path.join(work, "workload")
+    os.makedirs(dest, exist_ok=True)
+    for source in (os.path.join(WORKLOAD_DIR, "mnist_cnn.py"), HARDWARE):
+        shutil.copyfile(source, os.path.join(dest, os.path.basename(source)))
+    return dest
 
 
 def wheels_dir(work, find_links):
@@ -144,7 +155,7 @@ def run_arm(arm, plan, steps, warmup, tag):
         env_pairs = plan["modak"]["env"] if arm == "modak" else []
         args = plan["modak"]["args"] if arm == "modak" else DEFAULT_ARGS
         argv = (["ch-run", "--set-env"] + ["--set-env=%s=%s" % kv for kv in env_pairs]
-                + ["-b", "%s:/mnt" % WORKLOAD_DIR, "-c", "/mnt", image, "--"]
+                + ["-b", "%s:/mnt" % plan["workload"], "-c", "/mnt", image, "--"]
                 + workload_argv("python3", args, steps, warmup, tag))
         env, cwd = ch_env(), WORKLOAD_DIR
     proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=900, check=False)
@@ -218,7 +229,7 @@ def main(argv=None):
     built = time.time()
     autotune(STORE)
     tuned = time.time()
-    plan = {"images": images, "modak": modak_settings(), "bare_env": []}
+    plan = {"images": images, "modak": modak_settings(), "bare_env": [], "workload": stage_workload(args.work)}
     rng = random.Random(args.seed)
     records = {"bare": [], "official": [], "modak": []}
     order = []

@@ -311,7 +311,7 @@ def _catalog(params):
                 continue
             names.add(image.name)
             images.append(image)
-    return ImageCatalog(images, base.source), warnings
+    return ImageCatalog(images, base.source, base.build_prefix, base.base_image), warnings
 
 
 def _image(result, timeout, base_image):
