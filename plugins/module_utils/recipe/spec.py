@@ -215,6 +215,8 @@ def from_request(request, base_image=None, wheels=False):
             packages.extend(tuned.packages)
             body.append(tuned)
         compilers = [c for c in opt.compilers if c in ("xla", "inductor")]
+        if opt.framework == "pytorch" and True in dict(opt.tuning).get("compile", ()) and "inductor" not in compilers:
+            compilers.append("inductor")   # the tuning may choose torch.compile: the image must be able to run it
         for bundled in frameworks.get(opt.framework).bundled:
             if bundled not in compilers:
                 compilers.append(bundled)  # it ships with the framework; the label says so

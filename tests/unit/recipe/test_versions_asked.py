@@ -89,3 +89,13 @@ def test_an_old_gpu_release_builds_on_the_frameworks_own_image(version, base):
     """Issue 22, found 4: no CUDA base of CUDA 10.x is published; TensorFlow's own GPU image of the release is."""
     made = recipe(_ai("tensorflow", {"version": version}, {"cpu_type": "x86", "acc_type": "nvidia"}))
     assert made.base_image == base and made.attributes["accelerator"] == "nvidia"
+
+
+def test_a_tuning_that_may_choose_torch_compile_gets_a_compiler_in_the_image():
+    """The tuned choice must run in the image: torch.compile (inductor) needs a C++ compiler there."""
+    doc = _ai("pytorch", {"version": "2.5"}, {"cpu_type": "x86"})
+    assert "inductor" not in recipe(doc).attributes["compilers"]
+    doc["job"]["optimisation"]["tuning"] = {"compile": [False, True]}
+    made = recipe(doc)
+    assert "inductor" in made.attributes["compilers"]
+    assert any("g++" in getattr(block, "packages", ()) for block in made.blocks)
