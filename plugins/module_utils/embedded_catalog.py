@@ -1067,7 +1067,7 @@ RESOLVED = [
             'isa': 'x86-64-v2',
             'kind': 'framework',
             'labels': {
-                'modak.recipe.sha256': '994f46cdb50709a1665d9edd704282eede233b999d5083c5c40a0eb8542c85e9',
+                'modak.recipe.sha256': 'c83536b6fa0bc573a1dc5c7a242b016be92f6862808ca997cc69e6b49fa2b59f',
             },
             'math': [
                 'mkl',
@@ -1089,11 +1089,11 @@ RESOLVED = [
                     'cpu_type': 'x86',
                 },
             },
-            'uri': 'docker://localhost:5000/modak/modak-pytorch-2.5.1-cpu-x86-64-v2:994f46cdb507',
+            'uri': 'docker://localhost:5000/modak/modak-pytorch-2.5.1-cpu-x86-64-v2:c83536b6fa0b',
             'version': '2.5.1',
         },
         'name': 'modak-pytorch-2.5.1-cpu-x86-64-v2',
-        'sha256': '994f46cdb50709a1665d9edd704282eede233b999d5083c5c40a0eb8542c85e9',
+        'sha256': 'c83536b6fa0bc573a1dc5c7a242b016be92f6862808ca997cc69e6b49fa2b59f',
     },
     {
         'entry': {
@@ -1107,7 +1107,7 @@ RESOLVED = [
             'isa': 'x86-64-v3',
             'kind': 'framework',
             'labels': {
-                'modak.recipe.sha256': 'c799868be8cd9e938cb90fb5bee79f36626b9bdd35ef71893dcc06197c02681a',
+                'modak.recipe.sha256': 'd618fad6ba81a2001bdf2e62bb322e36fe215743d22547d8ee4e6f45948519c3',
             },
             'math': [
                 'mkl',
@@ -1130,11 +1130,11 @@ RESOLVED = [
                     'cpu_type': 'x86',
                 },
             },
-            'uri': 'docker://localhost:5000/modak/modak-pytorch-2.5.1-cpu-x86-64-v3:c799868be8cd',
+            'uri': 'docker://localhost:5000/modak/modak-pytorch-2.5.1-cpu-x86-64-v3:d618fad6ba81',
             'version': '2.5.1',
         },
         'name': 'modak-pytorch-2.5.1-cpu-x86-64-v3',
-        'sha256': 'c799868be8cd9e938cb90fb5bee79f36626b9bdd35ef71893dcc06197c02681a',
+        'sha256': 'd618fad6ba81a2001bdf2e62bb322e36fe215743d22547d8ee4e6f45948519c3',
     },
     {
         'entry': {
@@ -1155,7 +1155,7 @@ RESOLVED = [
             'isa': 'x86-64-v4',
             'kind': 'framework',
             'labels': {
-                'modak.recipe.sha256': '00b1a488e75b10e4f017998bc53a4d14b2a1309dd22c710f6ec27cf3deba339d',
+                'modak.recipe.sha256': '34121b87717e2801c687eb65294440c990e3132fad1f0d99ff6abd003d336ecb',
             },
             'math': [
                 'mkl',
@@ -1178,11 +1178,11 @@ RESOLVED = [
                     'cpu_type': 'x86',
                 },
             },
-            'uri': 'docker://localhost:5000/modak/modak-pytorch-2.5.1-cpu-sapphirerapids:00b1a488e75b',
+            'uri': 'docker://localhost:5000/modak/modak-pytorch-2.5.1-cpu-sapphirerapids:34121b87717e',
             'version': '2.5.1',
         },
         'name': 'modak-pytorch-2.5.1-cpu-sapphirerapids',
-        'sha256': '00b1a488e75b10e4f017998bc53a4d14b2a1309dd22c710f6ec27cf3deba339d',
+        'sha256': '34121b87717e2801c687eb65294440c990e3132fad1f0d99ff6abd003d336ecb',
     },
     {
         'entry': {
@@ -1196,7 +1196,7 @@ RESOLVED = [
             'isa': 'armv8.0-a',
             'kind': 'framework',
             'labels': {
-                'modak.recipe.sha256': '4934fb0926f6d354f124007ef2a37b80cdfede614f40cea865f34e8c865d698c',
+                'modak.recipe.sha256': '92fb7733d78459c89bc566007d599e6ee95f028a6b37199e0863cd3f952343bf',
             },
             'math': [
                 'onednn',
@@ -1217,11 +1217,11 @@ RESOLVED = [
                     'cpu_type': 'arm',
                 },
             },
-            'uri': 'docker://localhost:5000/modak/modak-pytorch-2.5.1-cpu-armv8.0-a:4934fb0926f6',
+            'uri': 'docker://localhost:5000/modak/modak-pytorch-2.5.1-cpu-armv8.0-a:92fb7733d784',
             'version': '2.5.1',
         },
         'name': 'modak-pytorch-2.5.1-cpu-armv8.0-a',
-        'sha256': '4934fb0926f6d354f124007ef2a37b80cdfede614f40cea865f34e8c865d698c',
+        'sha256': '92fb7733d78459c89bc566007d599e6ee95f028a6b37199e0863cd3f952343bf',
     },
     None,
     {
