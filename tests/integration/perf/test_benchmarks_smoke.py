@@ -76,3 +76,14 @@ def test_speed_benchmark_smoke(tmp_path):
     bench("speed.py", "--tasks", "1", "--reps", "1", "--images", "20", "--calls", "2", "--json", str(out_file))
     data = json.loads(out_file.read_text())
     assert data["copies"]["this"]["tasks"] and data["copies"]["this"]["decision"]["p50_ms"] > 0
+
+
+def test_runner_runs_through_a_prefix_and_names_the_image(tmp_path):
+    """Runs measured where the job runs: through the job's run command (here env, standing in for a container's),
+    each record naming the image."""
+    out = bench("runner.py", "--store", str(tmp_path / "s.sqlite"), "--configs", '[{"threads": 1}]', "--reps", "1",
+                "--steps", "1", "--warmup", "0", "--run-prefix", '["env", "MODAK_IN_PREFIX=1"]',
+                "--image", "docker://localhost:5000/modak/x:1")
+    assert json.loads(out.strip().splitlines()[-1])["stored"] == 1
+    (record,) = store.load(str(tmp_path / "s.sqlite"))
+    assert record["context"] == {"image": "docker://localhost:5000/modak/x:1", "run_prefix": ["env", "MODAK_IN_PREFIX=1"]}
