@@ -144,7 +144,7 @@ def should_stop(best_gain, runs, max_runs, min_gain, untried):
     if untried <= 0:
         return True, "every allowed configuration was measured"
     if runs >= max_runs:
-        return True, "run budget spent (%d runs)" % runs
+        return True, "run budget spent (%d configurations measured)" % runs
     if best_gain < min_gain:
         return True, "another run is not expected to pay (best expected gain %.1f %% < %.1f %%)" % (
             100 * best_gain, 100 * min_gain)
