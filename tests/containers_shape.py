@@ -59,7 +59,7 @@ def problems(data):
         found.append("arms that change the training ran though the DSL's tuning allows none")
     for model in ("mnist_cnn", "resnet18"):
         row = c["graph_compiler"].get(model)
-        if not row or row.get("faster") not in ("compile", "eager") or not isinstance(row.get("prediction_right"), bool):
+        if not row or row.get("faster") not in ("compile", "eager", "neither") or not isinstance(row.get("prediction_right"), bool):
             found.append("graph_compiler.%s is missing or incomplete" % model)
     if "contains" not in c["prediction_interval"]:
         found.append("prediction_interval.contains is missing")
