@@ -353,11 +353,12 @@ def plot(data, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    def of(group):
+        return [n for n, a in data["arms"].items() if a["group"] == group]
     groups = (("(a) image alone, identical settings", ["bare", "official", "modak_image"]),
-              ("(b) same training, modak's image", ["modak_image"] + [n for n, a in data["arms"].items()
-                                                                     if a["group"] == "same_training"]),
-              ("(c) changes the training (DSL allows)", ["modak_image"] + [n for n, a in data["arms"].items()
-                                                                          if a["group"] == "changes_training"]),
+              ("(b) same training, modak's image", ["modak_image"] + of("same_training")),
+              ("(c) changes the training (DSL allows)", ["modak_image"] + of("changes_training")),
               ("(d) container overhead", ["bare_same_software", "modak_image"]),
               ("graph compiler (ResNet-18)", ["resnet18_eager", "resnet18_compile"]))
     fig, axes = plt.subplots(1, len(groups), figsize=(4 * len(groups), 4.2))
@@ -403,9 +404,9 @@ def markdown(data):
     rows.append("| modak end to end | modak's image + modak's settings vs official-style | %s | +17 %% | >= 1.0x "
                 "every round |" % _ratio_cell(c["modak_vs_official"]))
     over = c["overhead"]["modak_image_vs_bare_same_software"]
-    rows.append("| (d) container overhead | bare same software / modak's image - 1 | %s | - | <= 3 %% |" % (
-        "-" if not over else "%+.1f %% (%+.1f to %+.1f)" % (100 * (1 / over["median"] - 1), 100 * (1 / over["max"] - 1),
-                                                           100 * (1 / over["min"] - 1))))
+    cell = "-" if not over else "%+.1f %% (%+.1f to %+.1f)" % (
+        100 * (1 / over["median"] - 1), 100 * (1 / over["max"] - 1), 100 * (1 / over["min"] - 1))
+    rows.append("| (d) container overhead | modak's image / bare same software - 1 | %s | - | <= 3 %% |" % cell)
     for model, row in sorted(c["graph_compiler"].items()):
         pred = row["predicted"] or {}
         rows.append("| graph compiler | torch.compile vs eager, %s (first step with the compile: %.0f s) | %s | up to "
@@ -479,8 +480,7 @@ def main(argv=None):
                           loss_last=[r["loss"]["last"] for r in recs])
     loads = sorted(v for a in arms.values() for v in a["foreign_load"])
     avgs = [v for a in arms.values() for v in a["loadavg"]] + load_start[:1] + loadavg()[:1]
-    modak_arm = "modak_full" if "modak_full" in arms else ("modak_same_training" if "modak_same_training" in arms
-                                                            else "modak_image")
+    modak_arm = next(n for n in ("modak_full", "modak_same_training", "modak_image") if n in arms)
     comparisons = {
         "image_alone": {"modak_vs_official": ratio(arms, "official", "modak_image"),
                         "official_vs_bare": ratio(arms, "bare", "official"),
