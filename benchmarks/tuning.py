@@ -94,7 +94,7 @@ def main(argv=None):
         return record
 
     def measure(config):
-        return [measure_once(config) for _ in range(max(1, args.autotune_repeats))]
+        return [measure_once(config) for _repeat in range(max(1, args.autotune_repeats))]
 
     # 1. modak's autotuning, from nothing
     t0 = time.time()

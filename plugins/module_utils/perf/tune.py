@@ -136,7 +136,7 @@ def autotune_request(request, store_path, host, interpreter=None, cwd=None, extr
         return record
 
     def measure(config):
-        return [measure_once(config) for _ in range(repeats)]
+        return [measure_once(config) for _repeat in range(repeats)]
 
     if len(candidates) < 2 and not existing:
         found = measure(candidates[0])

@@ -106,7 +106,7 @@ def test_autotune_repeats_every_configuration_it_measures():
 
     def measure(config):
         return [runs(config, [times[store.config_key(config)] * (1 + 0.01 * (next(counter) % 3))])[0]
-                for _ in range(3)]
+                for _repeat in range(3)]
     result = search.autotune(candidates, measure, DEFAULT, max_runs=3,
                              hw_class=store.hardware_class(HOST))
     assert result["configs_run"] <= 3 and result["runs"] == 3 * result["configs_run"]
