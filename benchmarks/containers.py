@@ -210,7 +210,7 @@ def knob_args(config, knobs):
     return args, env
 
 
-def arms_for(settings, images, cores, smoke):
+def arms_for(settings, images, cores, smoke, resnet_batch=16):
     """{name: arm}: where it runs, its arguments and environment, and the group it belongs to."""
     default = list(DEFAULT_ARGS)
     image_env_ = sorted(images["modak_env"].items())
@@ -229,9 +229,10 @@ def arms_for(settings, images, cores, smoke):
         "channels_last": {"group": "same_training", "where": "modak", "args": default + ["--channels-last"]},
         "compile": {"group": "same_training", "where": "modak", "args": default + ["--compile"]},
         "resnet18_eager": {"group": "graph_compiler", "where": "modak", "model": "resnet18",
-                           "args": ["--batch-size", "2" if smoke else "16", "--precision", "fp32"]},
+                           "args": ["--batch-size", "2" if smoke else str(resnet_batch), "--precision", "fp32"]},
         "resnet18_compile": {"group": "graph_compiler", "where": "modak", "model": "resnet18",
-                             "args": ["--batch-size", "2" if smoke else "16", "--precision", "fp32", "--compile"]},
+                             "args": ["--batch-size", "2" if smoke else str(resnet_batch), "--precision", "fp32",
+                                      "--compile"]},
     }
     if cores > 1:
         arms["threads_1"] = {"group": "same_training", "where": "modak", "args": default + ["--threads", "1"],
@@ -435,6 +436,7 @@ def main(argv=None):
     p.add_argument("--output", default=os.path.join(RESULTS, "containers.json"))
     p.add_argument("--store", default=None, help="autotune results store (default: next to --output)")
     p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--resnet-batch", type=int, default=16, help="batch size of the ResNet-18 arms")
     p.add_argument("--markdown", help="print the table of this containers.json and exit")
     args = p.parse_args(argv)
     if args.markdown:
@@ -456,7 +458,7 @@ def main(argv=None):
     tuned = time.time()
     settings = modak_settings(store_path, images, workload)
     cores = hardware.facts()["usable_cores"]
-    arms_def = arms_for(settings, images, cores, args.smoke)
+    arms_def = arms_for(settings, images, cores, args.smoke, args.resnet_batch)
     rng = random.Random(args.seed)
     records = {name: [] for name in arms_def}
     order = []
@@ -521,6 +523,7 @@ def main(argv=None):
                  "quiet": statistics.median(loads) < QUIET_LOAD and loads[-1] < 2 * QUIET_LOAD,
                  "quiet_threshold": QUIET_LOAD},
         "method": {"reps": args.reps, "steps": args.steps, "warmup": args.warmup, "seed": args.seed, "order": order,
+                   "resnet_batch": 2 if args.smoke else args.resnet_batch,
                    "runtime": "charliecloud (ch-run), images built with ch-image",
                    "measure": "ms per training sample = median step time / batch size",
                    "ratio": "time(reference) / time(arm) per round; median, min and max over rounds"},
