@@ -540,6 +540,7 @@ def main(argv=None):
         json.dump(data, handle, indent=1, sort_keys=True, default=str)
         handle.write("\n")
     plot(data, os.path.splitext(args.output)[0] + ".png")
+    store.connect(store_path).close()   # the last writer's close folds the write-ahead log into the store file
     sys.stdout.write(json.dumps({"goals_met": goals_met, "quiet": data["load"]["quiet"],
                                  "output": args.output}, sort_keys=True) + "\n")
     return 0
