@@ -10,6 +10,12 @@ load spreads over all configurations.
   runner.py --store results.sqlite --configs '[{"threads": 1}, {"threads": 2, "precision": "bf16"}]' --reps 3
   runner.py --store results.sqlite --configs-file plan.json --slurm-array job.sh   # write a Slurm array script
   runner.py --store results.sqlite --configs-file plan.json --index 3              # run one array element
+  runner.py ... --run-prefix '["ch-run", "--set-env", "-b", "/w:/mnt", "-c", "/mnt", "IMG", "--"]' \
+            --image docker://host/ns/img:tag --python python3 --workload /mnt/mnist_cnn.py  # inside the job's image
+
+With --run-prefix the runs go through the command the job runs under (a container's run command), with
+--python and --workload as seen there; --image names that image in every record (``context.image``), and
+modak's optimise counts only runs measured in the image it chooses.
 """
 
 from __future__ import annotations
@@ -49,9 +55,9 @@ def ensure_torch(python=sys.executable, install=False):
                     os.path.join(HERE, "requirements-bench.txt")], check=True)
 
 
-def workload_argv(config, steps=8, warmup=2, tag="", python=sys.executable, data="synthetic"):
+def workload_argv(config, steps=8, warmup=2, tag="", python=sys.executable, data="synthetic", workload=WORKLOAD):
     config = store.normalise_config(config)
-    argv = [python, WORKLOAD, "--threads", str(config["threads"]), "--batch-size", str(config["batch_size"]),
+    argv = [python, workload, "--threads", str(config["threads"]), "--batch-size", str(config["batch_size"]),
             "--precision", config["precision"], "--onednn", "on" if config["onednn"] else "off",
             "--steps", str(steps), "--warmup", str(warmup), "--data", data]
     if config["compile"]:
@@ -63,18 +69,22 @@ def workload_argv(config, steps=8, warmup=2, tag="", python=sys.executable, data
     return argv
 
 
-def run_one(config, steps=8, warmup=2, tag="", python=sys.executable, timeout=900):
-    """Run the workload once; returns its record (ok False with the error when it failed)."""
+def run_one(config, steps=8, warmup=2, tag="", python=sys.executable, timeout=900, run_prefix=(), image=None,
+            workload=WORKLOAD):
+    """Run the workload once (through ``run_prefix``, in ``image``); returns its record (ok False with the error
+    when it failed)."""
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = str(store.normalise_config(config)["threads"])
     env.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(tempfile.gettempdir(), "modak-inductor-cache"))
-    proc = subprocess.run(workload_argv(config, steps, warmup, tag, python), capture_output=True, text=True,
-                          env=env, timeout=timeout, check=False)
+    proc = subprocess.run(list(run_prefix) + workload_argv(config, steps, warmup, tag, python, workload=workload),
+                          capture_output=True, text=True, env=env, timeout=timeout, check=False)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode != 0 or not lines:
         return {"schema": "modak-bench/1", "workload": "mnist_cnn", "ok": False, "tag": tag,
                 "config": store.normalise_config(config), "error": proc.stderr[-2000:]}
-    return json.loads(lines[-1])
+    record = json.loads(lines[-1])
+    record["context"] = {"image": image or None, "run_prefix": list(run_prefix)}
+    return record
 
 
 def plan(configs, reps, seed=None):
@@ -88,10 +98,11 @@ def plan(configs, reps, seed=None):
     return order
 
 
-def run_plan(configs, reps, store_path=None, seed=None, steps=8, warmup=2, log=sys.stderr):
+def run_plan(configs, reps, store_path=None, seed=None, steps=8, warmup=2, log=sys.stderr, **where):
+    """Run the plan; ``where``: run_one's python, run_prefix, image and workload."""
     records = []
     for i, (rep, config) in enumerate(plan(configs, reps, seed)):
-        record = run_one(config, steps, warmup, tag="rep%d" % rep)
+        record = run_one(config, steps, warmup, tag="rep%d" % rep, **where)
         records.append(record)
         if store_path and record.get("ok"):
             store.append(store_path, [record])
@@ -142,7 +153,15 @@ def main(argv=None):
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.add_argument("--install-torch", action=argparse.BooleanOptionalAction, default=False,
                    help="pip-install the pinned torch (benchmarks/requirements-bench.txt) when it is missing")
+    p.add_argument("--run-prefix", default="[]", help="JSON list: the command the runs go through (a container's)")
+    p.add_argument("--image", default=None, help="the image the runs go through, stored with every record")
+    p.add_argument("--python", default=sys.executable, help="interpreter of the runs (as seen through the prefix)")
+    p.add_argument("--workload", default=WORKLOAD, help="path of the workload (as seen through the prefix)")
     args = p.parse_args(argv)
+    prefix = json.loads(args.run_prefix)
+    if not isinstance(prefix, list) or not all(isinstance(w, str) for w in prefix):
+        p.error("--run-prefix must be a JSON list of strings")
+    where = {"python": args.python, "run_prefix": prefix, "image": args.image, "workload": args.workload}
     if args.configs_file:
         with open(args.configs_file) as handle:
             configs = json.load(handle)
@@ -157,15 +176,16 @@ def main(argv=None):
         os.chmod(args.slurm_array, 0o755)
         print(json.dumps({"changed": True, "script": args.slurm_array, "elements": len(configs) * args.reps}))
         return 0
-    ensure_torch(install=args.install_torch)
+    if not prefix:
+        ensure_torch(args.python, install=args.install_torch)
     if args.index is not None:
         rep, config = plan(configs, args.reps, args.seed)[args.index]
-        record = run_one(config, args.steps, args.warmup, tag="rep%d" % rep)
+        record = run_one(config, args.steps, args.warmup, tag="rep%d" % rep, **where)
         if record.get("ok"):
             store.append(args.store, [record])
         records = [record]
     else:
-        records = run_plan(configs, args.reps, args.store, args.seed, args.steps, args.warmup)
+        records = run_plan(configs, args.reps, args.store, args.seed, args.steps, args.warmup, **where)
     ok = [r for r in records if r.get("ok")]
     summary = {"changed": bool(ok), "runs": len(records), "stored": len(ok), "failed": len(records) - len(ok),
                "store": args.store}

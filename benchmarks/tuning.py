@@ -67,6 +67,7 @@ def main(argv=None):
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--seed", type=int, default=5)
     p.add_argument("--space", default=None, help="JSON search space instead of the default grid (smoke runs)")
+    p.add_argument("--autotune-repeats", type=int, default=3, help="runs of each configuration modak's search measures")
     p.add_argument("--out", default=os.path.join(HERE, "results", "tuning.json"))
     args = p.parse_args(argv)
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="modak-inductor-"))
@@ -83,7 +84,7 @@ def main(argv=None):
     candidates = search.space(grid_space, base)
     grid_runs = len(candidates) * args.reps
 
-    def measure(config):
+    def measure_once(config):
         record = runner.run_one(config, args.steps, args.warmup, tag="autotune")
         sys.stderr.write("autotune %s: %s\n" % (store.config_key(config), record.get("ok") and
                                                 "%.3f ms/sample load %.2f" % (1e3 * record["timing"]["per_sample_s"],
@@ -92,9 +93,15 @@ def main(argv=None):
         store.append(store_path, [record])
         return record
 
+    def measure(config):
+        return [measure_once(config) for _repeat in range(max(1, args.autotune_repeats))]
+
     # 1. modak's autotuning, from nothing
     t0 = time.time()
     tuned = search.autotune(candidates, measure, base, hw_class=hw_class)
+    # never slower than the default: modak keeps its search's best only when it beat the default beyond the noise
+    kept, decision, _numbers = search.decide([r for r in tuned["history"] if store.valid(r)], tuned["choice"], base)
+    tuned["model_choice"], tuned["choice"] = tuned["choice"], (tuned["choice"] if kept else base)
     loads = [store.foreign_load(r) for r in tuned["new_records"]]
     tune_s = time.time() - t0
     sys.stderr.write("autotune: %d runs, choice %s (%s)\n" % (tuned["runs"], store.config_key(tuned["choice"]),
@@ -169,6 +176,8 @@ def main(argv=None):
                                                       for key, rows in sorted(final.items())
                                                       for i, r in enumerate(rows) if r.get("ok")]}},
         "autotune": {"runs": tuned["runs"], "max_runs": tuned["max_runs"], "min_gain": tuned["min_gain"],
+                     "repeats": args.autotune_repeats, "model_choice": tuned["model_choice"], "kept": kept,
+                     "decision": decision,
                      "stop_reason": tuned["stop_reason"], "steps": tuned["steps"], "wall_s": tune_s,
                      "median_foreign_load": median(loads) if loads else None},
         # from the side-by-side round only

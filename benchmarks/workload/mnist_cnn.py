@@ -23,6 +23,9 @@ Knobs (the argument convention modak writes into job scripts):
                          prints "ddp rank=R world_size=W local_rank=L node=NODE backend=B final_loss=X" (NODE:
                          Slurm's node name, else the host name; X: the last step's loss averaged over all ranks,
                          the same on every rank); rank 0 alone prints the JSON record
+  --model mnist_cnn|resnet18   the network (default mnist_cnn); resnet18 is a ResNet-18 (basic blocks 2-2-2-2,
+                         CIFAR stem) on synthetic 3x32x32 data, defined here (no torchvision): a larger model
+                         for the graph-compiler comparison
 
 The record holds the configuration, the hardware (model name, cores, ISA flags), versions, the first
 step (which includes any compile) apart from the steady-state step times, and the foreign CPU load
@@ -94,6 +97,7 @@ def parse_args(argv=None):
     p.add_argument("--warmup", type=int, default=3, help="untimed steps after the first one")
     p.add_argument("--data", choices=("synthetic", "digits"), default="synthetic")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--model", choices=("mnist_cnn", "resnet18"), default="mnist_cnn")
     p.add_argument("--tag", default="", help="free text stored in the record (run id, repetition)")
     p.add_argument("--output", help="append the JSON record to this file as well")
     p.add_argument("--ddp", action="store_true", help="data-parallel training over the ranks of the environment")
@@ -112,6 +116,10 @@ def make_data(torch, args, batches, rank=0):
     """The batches of one rank: each rank draws its own shard (seed + rank), so no two ranks see the same data."""
     gen = torch.Generator().manual_seed(args.seed + rank)
     n = args.batch_size * batches
+    if args.model == "resnet18":
+        x = torch.rand((n, 3, 32, 32), generator=gen)
+        y = torch.randint(0, 10, (n,), generator=gen)
+        return list(zip(((x - 0.5) / 0.25).split(args.batch_size), y.split(args.batch_size)))
     if args.data == "digits":
         from sklearn.datasets import load_digits  # bundled with scikit-learn, no download
         digits = load_digits()
@@ -148,6 +156,43 @@ def build_net(torch):
             return F.log_softmax(self.fc2(x), dim=1)
 
     return Net()
+
+
+def build_resnet18(torch, classes=10):
+    """ResNet-18 (He et al. 2016; basic blocks 2-2-2-2, widths 64-512) with a 3x3 stem for 32x32 inputs."""
+    nn, F = torch.nn, torch.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.short = nn.Sequential()
+            if stride != 1 or cin != cout:
+                self.short = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            out = F.relu(self.bn1(self.conv1(x)))
+            return F.relu(self.bn2(self.conv2(out)) + self.short(x))
+
+    class ResNet18(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, 64, 3, 1, 1, bias=False), nn.BatchNorm2d(64), nn.ReLU())
+            layers, cin = [], 64
+            for cout, stride in ((64, 1), (64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), (512, 1)):
+                layers.append(Block(cin, cout, stride))
+                cin = cout
+            self.layers = nn.Sequential(*layers)
+            self.fc = nn.Linear(512, classes)
+
+        def forward(self, x):
+            x = self.layers(self.stem(x))
+            return F.log_softmax(self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)), dim=1)
+
+    return ResNet18()
 
 
 def versions(torch):
@@ -218,7 +263,8 @@ def run(args):
     torch.backends.mkldnn.enabled = args.onednn == "on"
     ranks = Ranks(torch, args)
     memory_format = torch.channels_last if args.channels_last else torch.contiguous_format
-    model = build_net(torch).to(device=ranks.device, memory_format=memory_format)
+    model = (build_resnet18(torch) if args.model == "resnet18" else build_net(torch)).to(
+        device=ranks.device, memory_format=memory_format)
     model.train()
     model = ranks.wrap(model)   # DDP: rank 0's parameters are broadcast, gradients are averaged at each step
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
@@ -269,7 +315,7 @@ def run(args):
                                                                         + ordered[len(ordered) // 2])
     return {
         "schema": SCHEMA,
-        "workload": "mnist_cnn",
+        "workload": args.model,
         "ok": True,
         "tag": args.tag,
         "host": socket.gethostname(),
@@ -277,7 +323,7 @@ def run(args):
         "config": {"threads": args.threads, "batch_size": args.batch_size, "precision": args.precision,
                    "channels_last": bool(args.channels_last), "compile": bool(args.compile),
                    "onednn": args.onednn == "on"},
-        "run": {"steps": args.steps, "warmup": args.warmup, "data": args.data, "seed": args.seed},
+        "run": {"steps": args.steps, "warmup": args.warmup, "data": args.data, "seed": args.seed, "model": args.model},
         "hardware": cpu_facts(),
         "versions": versions(torch),
         "timing": {

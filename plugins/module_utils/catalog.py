@@ -235,9 +235,12 @@ def app_key(tag):
 class ImageCatalog(object):
     """An ordered, validated set of images."""
 
-    def __init__(self, images, source="<memory>"):
+    def __init__(self, images, source="<memory>", build_prefix=recipe_images.DEFAULT_PREFIX, base_image=None):
         self.images = tuple(images)
         self.source = source
+        # where the image of a recipe made for a request is pushed, and the base of its CPU recipes
+        self.build_prefix = build_prefix
+        self.base_image = base_image
         self._index = None
         self._memo = {}
 
@@ -290,7 +293,7 @@ class ImageCatalog(object):
                 images.append(image_from_entry(resolved, spec))
             else:
                 images.append(image_from_entry(entry))
-        return cls(images, source)
+        return cls(images, source, build_prefix, base_image)
 
     @classmethod
     def from_text(cls, text, source="<memory>", **build):

@@ -550,7 +550,9 @@ def build_request(doc):
     if options.queue is None and target.partition:
         options = dataclasses.replace(options, queue=target.partition)
         notes.append("partition %s comes from target.partition" % target.partition)
-    return JobRequest(options=options, app=app, target=target, opt=opt, notes=tuple(notes), warnings=tuple(warnings))
+    section = json.dumps(job["optimisation"], sort_keys=True) if job.get("optimisation") else None
+    return JobRequest(options=options, app=app, target=target, opt=opt, notes=tuple(notes), warnings=tuple(warnings),
+                      opt_section=section)
 
 
 def with_target_default(doc, key, value):

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Optional, Tuple
 
+from ansible_collections.sodalite.modak.plugins.module_utils import versions
+
 
 @dataclass(frozen=True)
 class SourceBuild:
@@ -39,6 +41,9 @@ class Framework:
     cuda: {release line: the CUDA version that release was built and tested with}, used when the DSL names
     none (TensorFlow: the "tested build configurations" table of its install guide; PyTorch: the CUDA of
     the default wheel on PyPI for that release).
+    gpu_images: the framework's own published GPU images, ((first release line, reference with ``{release}``), ...)
+    in ascending order, each applying from its line on: the base of a GPU recipe whose CUDA line has no published
+    CUDA base image with cuDNN (an old release).
     """
 
     name: str
@@ -51,6 +56,15 @@ class Framework:
     env: Dict[str, Tuple[Tuple[str, str], ...]] = field(default_factory=dict)
     source: Optional[SourceBuild] = None
     cuda: Dict[str, str] = field(default_factory=dict)
+    gpu_images: Tuple[Tuple[str, str], ...] = ()
+
+    def gpu_image(self, release):
+        """The framework's own published GPU image of ``release`` (e.g. 2.1.0), or None when none is known."""
+        found = None
+        for line, reference in self.gpu_images:
+            if versions.parse(release)[:2] >= versions.parse(line)[:2]:
+                found = reference
+        return found.format(release=release) if found else None
 
 
 XLA_FLAGS = "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit"
@@ -70,7 +84,9 @@ FRAMEWORKS = {f.name: f for f in (
         cuda={"1.13": "10.0", "1.14": "10.0", "1.15": "10.0", "2.0": "10.0", "2.1": "10.1", "2.2": "10.1",
               "2.3": "10.1", "2.4": "11.0", "2.5": "11.2", "2.6": "11.2", "2.7": "11.2", "2.8": "11.2",
               "2.9": "11.2", "2.10": "11.2", "2.11": "11.2", "2.12": "11.8", "2.13": "11.8", "2.14": "11.8",
-              "2.15": "12.2", "2.16": "12.3", "2.17": "12.3", "2.18": "12.5", "2.19": "12.5"}),
+              "2.15": "12.2", "2.16": "12.3", "2.17": "12.3", "2.18": "12.5", "2.19": "12.5"},
+        # Docker Hub's tensorflow/tensorflow: Python 3 GPU images are -gpu-py3 up to 2.1, -gpu from 2.2
+        gpu_images=(("1.13", "tensorflow/tensorflow:{release}-gpu-py3"), ("2.2", "tensorflow/tensorflow:{release}-gpu"))),
     Framework(
         "pytorch", pip="torch", module="torch", default_version="2.5.1",
         switches={"glow": ("glow", "Use the Glow graph compiler."),

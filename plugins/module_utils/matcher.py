@@ -12,11 +12,14 @@ Ties go to the name in alphabetical order, so the result never depends on catalo
 from __future__ import annotations
 
 import collections
+import json
 import operator
 import re
 from dataclasses import replace
 
-from ansible_collections.sodalite.modak.plugins.module_utils import cpu, versions
+from ansible_collections.sodalite.modak.plugins.module_utils import cpu, recipe_images, versions
+from ansible_collections.sodalite.modak.plugins.module_utils.catalog import image_from_entry
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, DslInvalid
 from ansible_collections.sodalite.modak.plugins.module_utils.model import BUILD_RANK, Choice
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_model
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe.blocks import RecipeError
@@ -232,6 +235,37 @@ def _official(opt, request, profile, catalog):
     return sorted(sorted(fits, key=lambda f: f[1].name), key=lambda f: (f[0], f[1].version), reverse=True)[0][1]
 
 
+def _opt_build_asked(req):
+    """The DSL itself says enable_opt_build: true (not only the default of an optimisation section)."""
+    return bool(req.opt_section) and json.loads(req.opt_section).get("enable_opt_build") is True
+
+
+def _recipe_image(req, catalog):
+    """(the recipe-backed Image of the request's own recipe, None) or (None, why no recipe can be made): the image
+    modak builds for exactly this framework version and target, at the catalog's build prefix."""
+    if req.opt is None:
+        return None, "the request has no optimisation section to build from"
+    prefix = getattr(catalog, "build_prefix", None) or recipe_images.DEFAULT_PREFIX
+    try:
+        spec = recipe_model.spec_of(req)
+        entry, spec = recipe_images.resolve({"recipe": spec.as_dict()}, prefix, getattr(catalog, "base_image", None),
+                                            "the request")
+    except (CatalogError, DslInvalid, RecipeError) as exc:
+        return None, str(exc).split(": ", 2)[-1]
+    return image_from_entry(entry, spec), None
+
+
+def _recipe_choice(req, catalog, explanation, rejected, why, runners=()):
+    """(the Choice of the request's own recipe, to be built, None) or (None, why no recipe can be made)."""
+    image, failure = _recipe_image(req, catalog)
+    if image is None:
+        return None, "no recipe can be made for the request: %s" % failure
+    msg = ("%s: build the optimised image %s from its recipe (%s; sodalite.modak.container_recipe writes it, the "
+           "sodalite.modak.container_build role builds it and adds it to the catalog, the optimised_job role builds "
+           "it before the job when it is not built yet)" % (why, image.uri, _describe(image)))
+    return Choice(image, image.uri, "recipe", tuple(explanation + [msg]), (), tuple(runners), tuple(rejected)), None
+
+
 def _fallback(req, opt, label, explanation, rejected, profile, catalog):
     app = req.app
     why = "no catalog image fits %s" % label
@@ -240,23 +274,19 @@ def _fallback(req, opt, label, explanation, rejected, profile, catalog):
     if app.container_runtime:
         msg = "%s: using your container_runtime %s" % (why, app.container_runtime)
         return Choice(None, app.container_runtime, "user", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
+    if opt.enable_opt_build:
+        # an optimised build was asked for: the recipe of this version and target comes before any generic image
+        # (a CPU target never gets a CUDA build when a CPU recipe can be made)
+        recipe, failure = _recipe_choice(req, catalog, explanation, rejected, why + " and enable_opt_build is true")
+        if recipe is not None:
+            return recipe
+        explanation = explanation + [failure]
     official = _official(opt, versions.VersionRequest(opt.version), profile, catalog) if opt.framework else None
     if official is not None:
         msg = "%s: falling back to the official image %s (%s)" % (why, official.uri, _describe(official))
         if official.accelerator != "none" and opt.accelerator in ("none", None):
             msg += "; it is a %s build and runs on the CPU here" % official.accelerator
         return Choice(official, official.uri, "official", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
-    if opt.enable_opt_build:
-        try:
-            recipe = recipe_model.from_request(req)
-        except RecipeError as exc:
-            explanation = explanation + ["no recipe can be made either: %s" % exc]
-        else:
-            msg = ("%s and there is no official image to fall back on: build the optimised image from the recipe %s "
-                   "(sodalite.modak.container_recipe writes it, the sodalite.modak.container_build role builds it "
-                   "and adds it to the catalog); until then the application runs without a container"
-                   % (why, recipe.name))
-            return Choice(None, None, "recipe", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
     msg = "%s and there is no official image to fall back on: the application runs without a container" % why
     return Choice(None, None, "bare", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
 
@@ -319,6 +349,17 @@ def choose(req, catalog):
 
     ranked = _ranked(fits, opt)
     best = ranked[0]
+    if best.build == "official" and _opt_build_asked(req) and opt.framework and not app.container_runtime:
+        # the fitting images are generic builds, and the DSL asks for an optimised build of its version and target
+        losers = ["%s: an official (generic) build, and enable_opt_build asks for an optimised one" % img.name
+                  for img in ranked[:3]]
+        recipe, failure = _recipe_choice(req, catalog, explanation + ["runner-up %s" % r for r in losers]
+                                         + rejections.lines(rejected), rejected,
+                                         "only official (generic) builds fit %s and enable_opt_build is true" % label,
+                                         losers)
+        if recipe is not None:
+            return recipe
+        explanation.append("%s; the best official image is used" % failure)
     explanation.append("chosen %s (%s): %s" % (best.name, best.uri, _describe(best)))
     if opt.compilers:
         missing = sorted(set(opt.compilers) - set(best.compilers) - set(best.math))

@@ -129,6 +129,7 @@ class JobRequest:
     opt: Optional[Optimisation] = None
     notes: Tuple[str, ...] = ()  # things said about defaults that were applied
     warnings: Tuple[str, ...] = ()  # readings of the document that may not be what was meant
+    opt_section: Optional[str] = None  # the optimisation section as JSON text: what a recipe for this request reads
 
 
 @dataclass(frozen=True)

@@ -37,4 +37,4 @@ def _advise(request, choice, records, host):
     if request.opt is None or not request.opt.tuning:
         return None
     from ansible_collections.sodalite.modak.plugins.module_utils.perf import search  # pylint: disable=import-outside-toplevel
-    return search.advise(request, choice.image, records or [], host)
+    return search.advise(request, choice.image, records or [], host, context=choice.uri)

@@ -72,6 +72,32 @@ options:
       - Tune even when the DSL does not set C(optimisation.enable_autotuning).
     type: bool
     default: false
+  run_prefix:
+    description:
+      - The command the job script runs the application under, e.g. a container runtime's run command for the
+        image C(sodalite.modak.optimise) chose (C([ch-run, --set-env, IMAGE, --])), so that the search measures
+        where the job will run. With it, O(interpreter) is not applied.
+    type: list
+    elements: str
+    default: []
+  environment:
+    description:
+      - Variables the job script sets for the application (besides C(OMP_NUM_THREADS), which each run sets).
+    type: dict
+    default: {}
+  image:
+    description:
+      - The image reference the runs go through (the one optimise chose). Records are stored with it, and
+        C(sodalite.modak.optimise) counts only runs measured in the image it chooses (runs without it count
+        only for a job without a container).
+    type: str
+  repeats:
+    description:
+      - Runs of each configuration measured. A choice other than the framework default is kept only when its
+        runs beat the default's by more than the noise they show (at least 2 runs of each); the budget
+        O(max_runs) counts configurations, so it covers the repeats.
+    type: int
+    default: 3
 requirements:
   - PyYAML
   - jsonschema >= 4
@@ -90,13 +116,36 @@ EXAMPLES = r"""
     chdir: "{{ playbook_dir }}/.."
     extra_args: [--steps, "4", --warmup, "1"]
   register: tuned
+
+- name: Autotune inside the image the job runs in (Charliecloud), three runs of each configuration
+  sodalite.modak.autotune:
+    dsl_file: mnist.yaml
+    results_store: results.sqlite
+    chdir: /scratch/mnist
+    run_prefix: [ch-run, --set-env, -b, /scratch/mnist, -c, /scratch/mnist, /var/tmp/images/modak-pytorch, --]
+    image: docker://localhost:5000/modak/modak-pytorch-2.13.0-cpu-x86-64-v2:f6956a6253ce
+    repeats: 3
 """
 
 RETURN = r"""
 choice:
-  description: The chosen configuration (threads, batch_size, precision, channels_last, compile, onednn).
+  description:
+    - The chosen configuration (threads, batch_size, precision, channels_last, compile, onednn).
+    - The framework default unless the search's best beat it by more than the noise (RV(kept), RV(decision)).
   returned: success
   type: dict
+model_choice:
+  description: The configuration the search ranked first (kept as RV(choice) only when it beat the default).
+  returned: success
+  type: dict
+kept:
+  description: Whether the search's best configuration beat the default by more than the noise and is the choice.
+  returned: success
+  type: bool
+decision:
+  description: Why the choice is the search's best or the framework default, with the measured ratio and runs.
+  returned: success
+  type: str
 choice_key:
   description: Short name of the chosen configuration.
   returned: success
@@ -188,9 +237,12 @@ def run(module):
     chdir = params["chdir"] or (os.path.dirname(os.path.abspath(params["dsl_file"])) if params["dsl_file"] else None)
     result = tune.autotune_request(request, params["results_store"], host, params["interpreter"], chdir,
                                    params["extra_args"], params["max_runs"], params["min_gain"], params["timeout"],
-                                   log)
+                                   log, run_prefix=params["run_prefix"],
+                                   environment=dict((str(k), str(v)) for k, v in params["environment"].items()),
+                                   image=params["image"], repeats=params["repeats"])
     choice = result["choice"]
     return dict(changed=result["runs"] > 0, choice=choice, choice_key=store.config_key(choice),
+                model_choice=result.get("model_choice", choice), kept=result["kept"], decision=result["decision"],
                 args=search.arguments(choice, knobs), env={"OMP_NUM_THREADS": str(choice["threads"])},
                 runs=result["runs"], measured=log, stop_reason=result["stop_reason"],
                 predicted_s_per_sample=result["predicted_s"], load=result["load"], default=result["default"],
@@ -211,6 +263,10 @@ def main():
             min_gain=dict(type="float", default=0.02),
             timeout=dict(type="int", default=900),
             force=dict(type="bool", default=False),
+            run_prefix=dict(type="list", elements="str", default=[]),
+            environment=dict(type="dict", default={}),
+            image=dict(type="str"),
+            repeats=dict(type="int", default=3),
         ),
         required_one_of=[("dsl", "dsl_file")],
         mutually_exclusive=[("dsl", "dsl_file")],

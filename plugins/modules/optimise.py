@@ -292,6 +292,8 @@ prediction:
     - The performance model's advice when the DSL has C(optimisation.tuning), else empty.
     - C(config), C(source) (model or rules), C(predicted_s_per_sample), C(interval_s_per_sample),
       C(speedup_vs_default), C(default), C(env), C(args), C(hw_class), C(notes).
+    - C(kept) and C(decision) - the model's best configuration is written only when its runs in the chosen image
+      beat the framework default by more than their noise; otherwise the default is, and C(decision) says why.
   returned: success
   type: dict
   sample:

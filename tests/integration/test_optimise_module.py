@@ -153,3 +153,20 @@ def test_a_recipe_backed_image_reports_to_build_then_built(tmp_path):
         handle.write("a built image")
     _proc, again, _out = run_module(tmp_path, "-e", "dsl_file=%s" % dsl, "-e", "build_prefix=%s" % images)
     assert again["availability"] == "built"
+
+
+def test_an_optimised_build_asked_for_is_the_recipe_to_build_never_a_cuda_image(tmp_path):
+    """Issue 22, found 3: a CPU PyTorch 2.1 job with enable_opt_build got pytorch/pytorch:2.1.2-cuda12.1."""
+    dsl = {"job": {"application": {"executable": "python3 train.py"}, "target": {"job_scheduler_type": "slurm"},
+                   "optimisation": {"app_type": "ai_training", "enable_opt_build": True,
+                                    "opt_build": {"cpu_type": "x86"},
+                                    "app_type-ai_training": {"config": {"ai_framework": "pytorch"},
+                                                             "ai_framework-pytorch": {"version": "2.1"}}}}}
+    images = tmp_path / "images"
+    images.mkdir()
+    _p, data, _out = run_module(tmp_path, "-e", json.dumps({"dsl": dsl}), "-e", "build_prefix=%s" % images)
+    assert data["image"]["source"] == "recipe" and data["availability"] == "to-build"
+    assert data["image"]["version"] == "2.1" and data["image"]["accelerator"] == "none"
+    assert "cuda" not in data["image"]["uri"] and data["image"]["uri"].startswith(str(images) + "/")
+    assert data["build"]["image"] == data["image"]["uri"]
+    assert data["build"]["dsl"]["job"]["optimisation"]["app_type-ai_training"]["ai_framework-pytorch"]["version"] == "2.1"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
 from helpers import ORIGINAL, SITE_IMAGES, ai_doc, load, with_
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher
-from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher, recipe_images
+from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
 
 
 def choose(doc, catalog):
@@ -46,7 +47,7 @@ def test_version_semantics(request_text, chosen):
 def test_2_1_never_matches_2_10():
     catalog = ImageCatalog.from_data([entry("tf-2.10.1", "2.10.1")])
     choice = choose(ai_doc("tensorflow", "2.1"), catalog)
-    assert choice.image is None
+    assert choice.source == "recipe" and choice.image.version_text == "2.1"
     assert ("tf-2.10.1", "version 2.10.1 does not match the request 2.1") in choice.rejected
 
 
@@ -126,9 +127,9 @@ def test_fallback_user_container_then_official_then_recipe(catalog):
     assert (choice.source, choice.uri) == ("user", "docker://mine:1")
     assert "no catalog image fits tensorflow 2.10" in choice.warnings[0]
     choice = choose(ai_doc("jax", "9"), catalog)
-    assert (choice.source, choice.uri) == ("recipe", None)
-    assert "build the optimised image from the recipe modak-jax-9-cpu-" in choice.warnings[0]
-    assert "runs without a container" in choice.warnings[0]
+    assert choice.source == "recipe"
+    assert choice.uri.startswith("docker://localhost:5000/modak/modak-jax-9-cpu-")
+    assert "build the optimised image %s from its recipe" % choice.uri in choice.explanation[-1]
     no_opt = choose(with_(ai_doc("jax", "9"), "job.optimisation.enable_opt_build", False), catalog)
     assert (no_opt.source, no_opt.uri) == ("bare", None)
     assert "runs without a container" in no_opt.warnings[0]
@@ -241,3 +242,50 @@ def test_a_large_catalog_is_summarised_by_reason_past_the_first_rejections():
     assert len(rejections) <= matcher.SHOWN_REJECTIONS + matcher.SHOWN_REASONS + 1
     assert "rejected %d more image(s): version … does not match the request 2.1"\
         % (len(choice.rejected) - matcher.SHOWN_REJECTIONS) in rejections
+
+
+def _asked(doc):
+    return with_(doc, "job.optimisation.enable_opt_build", True)
+
+
+def test_an_optimised_build_asked_for_a_cpu_gets_the_cpu_recipe_not_a_cuda_image():
+    """Issue 22, found 3: CPU PyTorch 2.1 with enable_opt_build got the official CUDA image."""
+    catalog = embedded()
+    for doc in (ai_doc("pytorch", "2.1"), _asked(ai_doc("pytorch", "2.1"))):
+        choice = choose(doc, catalog)
+        assert choice.source == "recipe", choice.explanation
+        assert choice.image.accelerator == "none" and choice.image.version_text == "2.1"
+        assert choice.image.build == "optimised-pip" and choice.image.recipe
+        assert "cuda" not in choice.uri and choice.uri.startswith("docker://localhost:5000/modak/")
+
+
+def test_the_recipe_image_uses_the_catalogs_build_prefix():
+    catalog = ImageCatalog.from_data([], build_prefix="docker://registry.example:5000/team")
+    choice = choose(ai_doc("pytorch", "2.1"), catalog)
+    assert choice.uri.startswith("docker://registry.example:5000/team/modak-pytorch-2.1-cpu-")
+
+
+def test_enable_opt_build_true_prefers_the_recipe_to_a_fitting_official_image():
+    """An optimised build asked for in so many words: a generic image that fits is a runner-up, not the answer."""
+    catalog = ImageCatalog.from_data([entry("tf-2.10.1", "2.10.1")])
+    assert choose(ai_doc("tensorflow", "2.10"), catalog).image.name == "tf-2.10.1"   # the default keeps the catalog
+    choice = choose(_asked(ai_doc("tensorflow", "2.10")), catalog)
+    assert choice.source == "recipe" and choice.image.version_text == "2.10" and choice.image.build != "official"
+    assert any(r.startswith("tf-2.10.1: an official (generic) build") for r in choice.runners_up)
+    off = choose(with_(ai_doc("tensorflow", "2.10"), "job.optimisation.enable_opt_build", False), catalog)
+    assert off.image.name == "tf-2.10.1"
+
+
+def test_enable_opt_build_false_keeps_the_official_fallback():
+    choice = choose(with_(ai_doc("pytorch", "2.1"), "job.optimisation.enable_opt_build", False), embedded())
+    assert choice.source == "official" and choice.image.build == "official"
+
+
+def test_an_old_gpu_release_asked_optimised_builds_on_its_frameworks_image():
+    """Issue 22, found 4: a TensorFlow 2.1 GPU recipe was refused (no CUDA 10.1 base)."""
+    choice = choose(_asked(ai_doc("tensorflow", "2.1", acc="nvidia")), ImageCatalog.from_data([]))
+    assert choice.source == "recipe" and choice.image.accelerator == "nvidia"
+    section = json.loads(choice.image.recipe)
+    built = recipe_images.build_request(choice)
+    assert built["base_image"] == "tensorflow/tensorflow:2.1.0-gpu-py3"
+    assert section["app_type-ai_training"]["ai_framework-tensorflow"]["version"] == "2.1"

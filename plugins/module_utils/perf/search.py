@@ -28,6 +28,11 @@ AUTOTUNE_HOWTO = ("ansible-playbook playbooks/autotune.yml -e dsl_file=<this DSL
                   "on a node of the target partition, then optimise with results_store=<store>")
 MIN_RECORDS = 6
 MIN_CONFIGS = 3
+# never slower than the default: a tuned choice is kept only when its repeated runs beat the default's, where the
+# job runs, by more than the noise measured there (one-sided test on log time, 95 %)
+MIN_REPEATS = 2
+Z_KEEP = 1.645
+NOISE_FLOOR = 0.03   # sd of log time assumed at least (two runs of each can agree by chance)
 DEFAULT_BATCH = 64
 EPOCH_SAMPLES = 60000
 
@@ -139,7 +144,7 @@ def should_stop(best_gain, runs, max_runs, min_gain, untried):
     if untried <= 0:
         return True, "every allowed configuration was measured"
     if runs >= max_runs:
-        return True, "run budget spent (%d runs)" % runs
+        return True, "run budget spent (%d configurations measured)" % runs
     if best_gain < min_gain:
         return True, "another run is not expected to pay (best expected gain %.1f %% < %.1f %%)" % (
             100 * best_gain, 100 * min_gain)
@@ -171,7 +176,8 @@ def autotune(candidates, measure, base, records=(), load=None, max_runs=None, mi
     ``load`` is the foreign load to rank at (None: the median load seen during the search).
     Returns {choice, runs, load, history, steps, stop_reason, model}. ``min_gain`` is the smallest expected
     fractional improvement worth one more run; with ``run_cost_s`` and ``job_s`` (benchmark run cost and
-    the production run it serves) the threshold is raised to run_cost_s / job_s.
+    the production run it serves) the threshold is raised to run_cost_s / job_s. ``measure`` may return a
+    list of records (repeated runs of the configuration); ``max_runs`` counts configurations measured.
     """
     if max_runs is None:
         max_runs = max(len(initial_design(candidates, base)) + 1, int(math.ceil(len(candidates) / 2.0)))
@@ -180,15 +186,21 @@ def autotune(candidates, measure, base, records=(), load=None, max_runs=None, mi
     history = list(records)
     new = []
     steps = []
+
+    def run(config):
+        got = measure(config)
+        got = list(got) if isinstance(got, (list, tuple)) else [got]
+        history.extend(got)
+        new.extend(got)
+        return got
+
     for config in initial_design(candidates, base):
-        if len(new) >= max_runs:
+        if len(steps) >= max_runs:
             break
         tried = set(store.config_key(r["config"]) for r in history if store.valid(r))
         if store.config_key(config) in tried:
             continue
-        record = measure(config)
-        history.append(record)
-        new.append(record)
+        run(config)
         steps.append({"phase": "initial", "key": store.config_key(config)})
     fitted = None
     reason = ""
@@ -208,19 +220,71 @@ def autotune(candidates, measure, base, records=(), load=None, max_runs=None, mi
             scored.append((expected_improvement(math.log(mean), sd, best_log), config))
         scored.sort(key=lambda item: -item[0])
         gain = scored[0][0] if scored else 0.0
-        stop, reason = should_stop(gain, len(new), max_runs, min_gain, len(untried))
+        stop, reason = should_stop(gain, len(steps), max_runs, min_gain, len(untried))
         if stop:
             break
-        record = measure(scored[0][1])
-        history.append(record)
-        new.append(record)
+        run(scored[0][1])
         steps.append({"phase": "model", "key": store.config_key(scored[0][1]), "expected_gain": gain})
     measured = [c for c in candidates if store.config_key(c) in
                 set(store.config_key(r["config"]) for r in history if store.valid(r))]
     ranked = rank(fitted, measured, at)
-    return {"choice": ranked[0]["config"], "predicted_s": ranked[0]["predicted_s"], "runs": len(new), "load": at,
+    return {"choice": ranked[0]["config"], "predicted_s": ranked[0]["predicted_s"], "runs": len(new),
+            "configs_run": len(steps), "load": at,
             "history": history, "new_records": new, "steps": steps, "stop_reason": reason, "model": fitted,
             "max_runs": max_runs, "min_gain": min_gain}
+
+
+def context_of(record):
+    """Where a record was measured: the image its run went through (None: no container)."""
+    context = record.get("context") if isinstance(record, dict) else None
+    image = context.get("image") if isinstance(context, dict) else None
+    return image if isinstance(image, str) and image else None
+
+
+def noise(records):
+    """Pooled within-configuration sd of log(time per sample), and its degrees of freedom (None, 0 without
+    repeated runs)."""
+    squares, dof = 0.0, 0
+    for rows in perf_model.by_config(records).values():
+        logs = [math.log(float(r["timing"]["per_sample_s"])) for r in rows]
+        if len(logs) > 1:
+            mean = sum(logs) / len(logs)
+            squares += sum((v - mean) ** 2 for v in logs)
+            dof += len(logs) - 1
+    return (math.sqrt(squares / dof) if dof else None), dof
+
+
+def decide(records, choice, default):
+    """Keep ``choice`` only when its measured runs beat the default's by more than the noise: (keep, why, numbers).
+
+    ``records`` are the runs where the job will run (one hardware class, application and image). Both
+    configurations need MIN_REPEATS runs; the gain is the difference of the mean log times, and it must exceed
+    Z_KEEP standard errors (the pooled within-configuration sd, at least NOISE_FLOOR)."""
+    choice, default = store.normalise_config(choice), store.normalise_config(default)
+    if store.config_key(choice) == store.config_key(default):
+        return True, "the best configuration is the framework default", {}
+    groups = perf_model.by_config(records)
+    mine = [math.log(float(r["timing"]["per_sample_s"])) for r in groups.get(store.config_key(choice), ())]
+    base = [math.log(float(r["timing"]["per_sample_s"])) for r in groups.get(store.config_key(default), ())]
+    sd, dof = noise(records)
+    sd = max(sd or 0.0, NOISE_FLOOR)
+    numbers = {"choice_runs": len(mine), "default_runs": len(base), "noise_sd_log": sd, "noise_dof": dof}
+    if len(mine) < MIN_REPEATS or len(base) < MIN_REPEATS:
+        return False, ("%s was measured %d time(s) and the default %s %d time(s) where the job runs; %d runs of "
+                       "each are needed to tell a gain from noise" % (store.config_key(choice), len(mine),
+                                                                      store.config_key(default), len(base),
+                                                                      MIN_REPEATS)), numbers
+    gain = sum(base) / len(base) - sum(mine) / len(mine)
+    threshold = Z_KEEP * sd * math.sqrt(1.0 / len(mine) + 1.0 / len(base))
+    numbers.update(measured_speedup=math.exp(gain), needed_speedup=math.exp(threshold))
+    if gain <= threshold:
+        return False, ("%s measured %.2fx the default %s (%d and %d runs), not more than the noise allows "
+                       "(%.2fx needed at a run-to-run sd of %.0f %%)" % (
+                           store.config_key(choice), math.exp(gain), store.config_key(default), len(mine), len(base),
+                           math.exp(threshold), 100 * sd)), numbers
+    return True, ("%s measured %.2fx the default %s (%d and %d runs), above the %.2fx the noise allows" % (
+        store.config_key(choice), math.exp(gain), store.config_key(default), len(mine), len(base),
+        math.exp(threshold))), numbers
 
 
 def arguments(config, knobs):
@@ -239,13 +303,15 @@ def arguments(config, knobs):
     return argv
 
 
-def advise(request, image, records, host=None):
+def advise(request, image, records, host=None, context=None):
     """Best configuration inside the DSL's search space, its predicted time and speedup over the default.
 
     ``request`` is the JobRequest (its ``opt.tuning`` is the space), ``image`` the chosen Image or None,
     ``records`` benchmark records (any hardware class), ``host`` the target's CPU facts
-    ({model, arch, cores, usable_cores, flags, foreign_load}) or None. Returns None when the DSL lets
-    nothing vary, else a plain dict.
+    ({model, arch, cores, usable_cores, flags, foreign_load}) or None, ``context`` the image reference the job
+    runs in (None: no container): only runs measured there count. A choice other than the framework default is
+    kept only when its repeated runs beat the default's there by more than the noise (``decide``); otherwise
+    the default is kept and the notes say why. Returns None when the DSL lets nothing vary, else a plain dict.
     """
     opt = request.opt
     tuning = dict(opt.tuning) if opt is not None and opt.tuning else {}
@@ -265,46 +331,64 @@ def advise(request, image, records, host=None):
     load = float((host or {}).get("foreign_load") or 0.0)
     hw_class = store.hardware_class(host) if host else None
     application = store.application_key(request.app.argv)
-    # the model is kept per hardware class and per application: other programs' runs say nothing about this one
-    own = [r for r in (records or []) if store.valid(r) and hw_class is not None
-           and store.hardware_class(r.get("hardware")) == hw_class and store.record_application(r) == application]
+    # the model is kept per hardware class, application and image: other programs' runs say nothing about this
+    # one, and runs outside the job's image (or in another) say nothing about runs inside it
+    mine = [r for r in (records or []) if store.valid(r) and hw_class is not None
+            and store.hardware_class(r.get("hardware")) == hw_class and store.record_application(r) == application]
+    own = [r for r in mine if context_of(r) == context]
+    elsewhere = len(mine) - len(own)
     skipped = sum(1 for r in (records or []) if not store.valid(r) and store.problems(r))
     n_configs = len(set(store.config_key(r["config"]) for r in own))
-    advice = {"hw_class": hw_class, "application": application, "records": len(own), "configs_measured": n_configs,
-              "load": load, "default": base, "candidates": len(candidates), "knobs": sorted(tuning),
-              "skipped_records": skipped}
+    advice = {"hw_class": hw_class, "application": application, "context": context, "records": len(own),
+              "records_elsewhere": elsewhere, "configs_measured": n_configs, "load": load, "default": base,
+              "candidates": len(candidates), "knobs": sorted(tuning), "skipped_records": skipped}
+    where = "in %s" % context if context else "without a container"
     if perf_model.HAS_SKLEARN and len(own) >= MIN_RECORDS and n_configs >= MIN_CONFIGS:
         fitted = perf_model.fit(own, "loglinear", hw_class)
         ranked = rank(fitted, candidates, load)
         best = ranked[0]
+        keep, why, numbers = decide(own, best["config"], base)
+        chosen = best if keep else next((row for row in ranked if row["key"] == store.config_key(base)), None) or \
+            dict(zip(("predicted_s", "low_s", "high_s"), fitted.interval(base, load)), config=base,
+                 key=store.config_key(base))
+        low, high = _interval_with_runs(own, chosen["config"], chosen["low_s"], chosen["high_s"])
         default_s = fitted.predict(base, load)[0]
         advice.update({
-            "source": "model", "config": best["config"], "predicted_s_per_sample": best["predicted_s"],
-            "interval_s_per_sample": [best["low_s"], best["high_s"]],
+            "source": "model", "config": chosen["config"],
+            "predicted_s_per_sample": chosen["predicted_s"], "interval_s_per_sample": [low, high],
             "default_predicted_s_per_sample": default_s,
-            "speedup_vs_default": default_s / best["predicted_s"],
+            "speedup_vs_default": default_s / chosen["predicted_s"],
+            "model_choice": best["key"], "kept": keep, "decision": why, "decision_numbers": numbers,
             "ranking": [{"key": row["key"], "predicted_s": row["predicted_s"], "low_s": row["low_s"],
                          "high_s": row["high_s"]} for row in ranked[:10]],
-            "notes": ["performance model (%d runs of %d configurations on %s) picks %s: predicted %.3g s/sample, "
-                      "%.2fx the default" % (len(own), n_configs, hw_class, best["key"], best["predicted_s"],
-                                             default_s / best["predicted_s"])]})
+            "notes": ["performance model (%d runs of %d configurations on %s, %s) ranks %s first: predicted %.3g "
+                      "s/sample, %.2fx the default" % (len(own), n_configs, hw_class, where, best["key"],
+                                                       best["predicted_s"], default_s / best["predicted_s"]),
+                      ("kept %s: %s" % (best["key"], why)) if keep else
+                      ("kept the framework defaults %s: %s" % (store.config_key(base), why))]})
     else:
         config, notes = rules(candidates, base, host, features)
-        why = ("no benchmark records of %s for this hardware class" % (application or "this application")
+        why = ("no benchmark records of %s %s for this hardware class" % (application or "this application", where)
                if not own else
-               "too few benchmark records (%d runs, %d configurations)" % (len(own), n_configs))
-        advice.update({"source": "rules", "config": config, "predicted_s_per_sample": None,
+               "too few benchmark records %s (%d runs, %d configurations)" % (where, len(own), n_configs))
+        advice.update({"source": "rules", "config": base, "predicted_s_per_sample": None,
                        "interval_s_per_sample": None, "default_predicted_s_per_sample": None,
-                       "speedup_vs_default": None, "ranking": [],
-                       "notes": ["%s: rules chose %s (%s)" % (why, store.config_key(config), "; ".join(notes))]})
+                       "speedup_vs_default": None, "ranking": [], "rules_suggestion": config, "kept": False,
+                       "decision": "nothing was measured against the default %s" % where,
+                       "notes": ["%s: kept the framework defaults %s, since nothing shows another configuration "
+                                 "is faster there (the rules would try %s: %s)" % (
+                                     why, store.config_key(base), store.config_key(config), "; ".join(notes))]})
         if opt is not None and opt.enable_autotuning:
-            how = ("enable_autotuning is set but the results store holds %s for hardware class %s, so nothing was "
+            how = ("enable_autotuning is set but the results store holds %s for hardware class %s %s, so nothing was "
                    "tuned; produce them with: %s" % (
                        "no benchmark records" if not own else "too few benchmark records (%d runs, %d "
                        "configurations; %d and %d are needed)" % (len(own), n_configs, MIN_RECORDS, MIN_CONFIGS),
-                       hw_class or "unknown (no results_store given)", AUTOTUNE_HOWTO))
+                       hw_class or "unknown (no results_store given)", where, AUTOTUNE_HOWTO))
             advice["notes"].append(how)
             advice["warnings"] = [how]
+    if elsewhere:
+        advice["notes"].append("%d run(s) of this application on this hardware class were measured elsewhere (another "
+                               "image, or outside the job's container) and do not count %s" % (elsewhere, where))
     if skipped:
         said = ("skipped %d invalid record(s) of the results store (non-finite or out-of-range values, wrong types)"
                 % skipped)
@@ -316,3 +400,9 @@ def advise(request, image, records, host=None):
     advice["env"] = [["OMP_NUM_THREADS", str(config["threads"])]]
     advice["args"] = arguments(config, tuning)
     return advice
+
+
+def _interval_with_runs(records, config, low, high):
+    """The model's interval, widened to hold every measured run of the configuration (its spread is measured)."""
+    runs = [float(r["timing"]["per_sample_s"]) for r in perf_model.by_config(records).get(store.config_key(config), ())]
+    return (min([low] + runs), max([high] + runs))

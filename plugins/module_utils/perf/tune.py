@@ -8,6 +8,11 @@ workload does): the configuration reaches it as ``OMP_NUM_THREADS`` and ``--batc
 ``--compile``, ``--channels-last``, ``--onednn`` after its own arguments, and it prints one JSON record
 (``timing.per_sample_s``, ``load.other_busy_cores``, ``hardware``) as the last JSON line of its output.
 Every run is appended to the results store at once, so an interrupted search keeps what it measured.
+
+Autotuning measures where the job runs: ``run_prefix`` is the command the job script runs the application
+under (a container runtime's run command for the chosen image), ``environment`` the variables the job script
+sets, and ``image`` the image reference the records are stored with (optimise counts only runs measured in the
+image it chooses). Each configuration runs ``repeats`` times, so a gain can be told from noise.
 """
 
 from __future__ import annotations
@@ -28,14 +33,15 @@ class TuneError(PerfError):
     """A run of the application failed or printed no record."""
 
 
-def application_argv(app_argv, config, knobs, interpreter=None, extra_args=()):
-    """The command line of one run: the DSL's program and arguments, extra arguments, then the knobs."""
+def application_argv(app_argv, config, knobs, interpreter=None, extra_args=(), run_prefix=()):
+    """The command line of one run: the run prefix (a container's run command), the DSL's program and arguments,
+    extra arguments, then the knobs. The interpreter replaces python only when the run is not in a container."""
     argv = [shell.expanded(word, os.environ) for word in app_argv]   # $NAME expands as in the job script
     if not argv:
         raise TuneError("the DSL names no executable to benchmark (job.application.executable)")
-    if interpreter and os.path.basename(argv[0]) in PYTHON_NAMES:
+    if interpreter and not run_prefix and os.path.basename(argv[0]) in PYTHON_NAMES:
         argv[0] = interpreter
-    return argv + list(extra_args) + search.arguments(config, knobs)
+    return list(run_prefix) + argv + list(extra_args) + search.arguments(config, knobs)
 
 
 def parse_record(stdout):
@@ -94,8 +100,11 @@ def candidates_for(request, host):
 
 
 def autotune_request(request, store_path, host, interpreter=None, cwd=None, extra_args=(), max_runs=None,
-                     min_gain=0.02, timeout=None, log=None):
-    """Run ``search.autotune`` with real runs of the request's application; records go to the store."""
+                     min_gain=0.02, timeout=None, log=None, run_prefix=(), environment=None, image=None, repeats=3):
+    """Run ``search.autotune`` with real runs of the request's application; records go to the store.
+
+    ``run_prefix``, ``environment`` and ``image``: where the job runs (see the module's doc); ``repeats``: runs of
+    each configuration measured; ``max_runs`` counts configurations."""
     tuning = dict(request.opt.tuning) if request.opt is not None and request.opt.tuning else {}
     if not tuning:
         raise TuneError("the DSL has no optimisation.tuning search space")
@@ -106,12 +115,17 @@ def autotune_request(request, store_path, host, interpreter=None, cwd=None, extr
     if os.path.exists(store_path):
         existing = [r for r in store.load(store_path) if store.valid(r)
                     and store.hardware_class(r.get("hardware")) == hw_class
-                    and store.record_application(r) == application]
+                    and store.record_application(r) == application and search.context_of(r) == (image or None)]
+    run_env = dict(os.environ)
+    run_env.update(environment or {})
+    repeats = max(1, int(repeats or 1))
 
-    def measure(config):
-        argv = application_argv(request.app.argv, config, tuning, interpreter, extra_args)
-        record = run_application(argv, config, cwd, timeout, hardware=host)
+    def measure_once(config):
+        argv = application_argv(request.app.argv, config, tuning, interpreter, extra_args, run_prefix)
+        record = run_application(argv, config, cwd, timeout, env=run_env, hardware=host)
         record["application"] = application
+        record["context"] = {"image": image or None, "environment": sorted((environment or {}).items()),
+                             "run_prefix": list(run_prefix)}
         if store.hardware_class(record.get("hardware")) != hw_class:
             raise TuneError("the run reported hardware class %s, this host is %s"
                             % (store.hardware_class(record.get("hardware")), hw_class))
@@ -121,14 +135,23 @@ def autotune_request(request, store_path, host, interpreter=None, cwd=None, extr
                 store.config_key(config), record["timing"]["per_sample_s"], store.foreign_load(record)))
         return record
 
+    def measure(config):
+        return [measure_once(config) for _repeat in range(repeats)]
+
     if len(candidates) < 2 and not existing:
-        record = measure(candidates[0])
-        return {"choice": candidates[0], "runs": 1, "new_records": [record], "steps": [],
+        found = measure(candidates[0])
+        return {"choice": candidates[0], "runs": len(found), "new_records": found, "steps": [],
                 "stop_reason": "the search space holds one configuration", "predicted_s": None, "load": None,
                 "max_runs": 1, "min_gain": min_gain, "default": base, "candidates": candidates,
-                "hw_class": hw_class, "previous_records": 0}
+                "hw_class": hw_class, "previous_records": 0, "kept": True, "decision": "one configuration",
+                "repeats": repeats}
     result = search.autotune(candidates, measure, base, records=existing, max_runs=max_runs or None,
                              min_gain=min_gain, hw_class=hw_class)
+    if not any(store.config_key(r["config"]) == store.config_key(base) for r in result["history"]):
+        result["history"].extend(measure(base))   # the default is what a choice has to beat
+    keep, why, numbers = search.decide([r for r in result["history"] if store.valid(r)], result["choice"], base)
     result.update({"default": base, "candidates": candidates, "hw_class": hw_class,
-                   "previous_records": len(existing)})
+                   "previous_records": len(existing), "model_choice": result["choice"], "kept": keep,
+                   "decision": why, "decision_numbers": numbers, "repeats": repeats,
+                   "choice": result["choice"] if keep else base})
     return result

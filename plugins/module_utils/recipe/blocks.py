@@ -494,7 +494,7 @@ class GraphCompiler(Block):
     title = "graph compilers"
     ENV = {"xla": (("TF_XLA_FLAGS", frameworks.XLA_FLAGS),),
            "inductor": (("TORCHINDUCTOR_FREEZING", "1"),)}
-    PACKAGES = {"inductor": ("g++",), "xla": ()}
+    PACKAGES = {"inductor": ("g++", "python3-dev"), "xla": ()}  # inductor compiles C++ against Python.h
 
     def __init__(self, compilers):
         unknown = sorted(set(compilers) - set(self.ENV))

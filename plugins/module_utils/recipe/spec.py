@@ -173,8 +173,13 @@ def from_spec(opt, base_image=None, wheels=False):
     accelerator = opt.accelerator if opt.accelerator in ("nvidia", "amd") else "none"
     if opt.accelerator == "fpga":
         raise RecipeError("no recipe is known for FPGA targets")
-    base = blocks.BaseImage(accelerator, cuda=default_cuda(opt) if accelerator == "nvidia" else None,
-                            rocm=opt.rocm_version if accelerator == "amd" else None, image=base_image)
+    cuda = default_cuda(opt) if accelerator == "nvidia" else None
+    if accelerator == "nvidia" and not base_image and opt.framework and \
+            ".".join(cuda.split(".")[:2]) not in blocks.BaseImage.CUDA_TAGS:
+        # an old release: no CUDA base of its line is published, the framework's own GPU image is
+        base_image = frameworks.get(opt.framework).gpu_image(_full_version(opt.framework, _framework_version(opt)))
+    base = blocks.BaseImage(accelerator, cuda=cuda, rocm=opt.rocm_version if accelerator == "amd" else None,
+                            image=base_image)
     packages = ["ca-certificates"]
     attrs = {"arch": profile.arch, "accelerator": accelerator,
              "cuda": base.cuda, "rocm": base.rocm}
@@ -228,6 +233,8 @@ def from_spec(opt, base_image=None, wheels=False):
             packages.extend(tuned.packages)
             body.append(tuned)
         compilers = [c for c in opt.compilers if c in ("xla", "inductor")]
+        if opt.framework == "pytorch" and True in dict(opt.tuning).get("compile", ()) and "inductor" not in compilers:
+            compilers.append("inductor")   # the tuning may choose torch.compile: the image must be able to run it
         for bundled in frameworks.get(opt.framework).bundled:
             if bundled not in compilers:
                 compilers.append(bundled)  # it ships with the framework; the label says so

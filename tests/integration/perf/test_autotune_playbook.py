@@ -53,12 +53,16 @@ def test_autotune_playbook_measures_inside_the_space_and_continues(tmp_path):
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     records = store.load(store_path)
     keys = [store.config_key(r["config"]) for r in records]
-    assert len(records) == 3 and len(set(keys)) == 3 and set(keys) <= allowed
+    # each configuration runs 3 times (the default repeats), so a gain can be told from noise
+    assert len(records) == 9 and len(set(keys)) == 3 and set(keys) <= allowed
+    assert all(keys.count(key) == 3 for key in keys)
     assert all(r["phase"] == "autotune" and r["timing"]["per_sample_s"] > 0 for r in records)
     assert all(r["load"]["other_busy_cores"] >= 0 for r in records)
     assert "t2-b64-fp32-cl0-c0-dnn1" in keys        # the default comes first
-    assert "run budget spent (3 runs)" in first.stdout
-    # three runs are too few for the model: optimise says how to get more
+    assert "run budget spent (3 configurations measured)" in first.stdout
+    assert "decision" in first.stdout
+    # the runs were measured on this host, not in the image optimise chooses: they do not count, and optimise says
+    # how to get runs that do
     assert "playbooks/autotune.yml" in first.stdout + first.stderr
     script = (tmp_path / "out").iterdir()
     assert any("OMP_NUM_THREADS" in p.read_text() for p in script if p.is_file())
@@ -69,5 +73,5 @@ def test_autotune_playbook_measures_inside_the_space_and_continues(tmp_path):
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
     records = store.load(store_path)
     keys = [store.config_key(r["config"]) for r in records]
-    assert sorted(keys) == sorted(allowed)            # the search continued with the one untried configuration
+    assert set(keys) == allowed and len(keys) == 12   # the search continued with the one untried configuration
     assert "every allowed configuration was measured" in second.stdout

@@ -26,3 +26,17 @@ def records():
 @pytest.fixture(scope="session")
 def hardware(records):
     return records[0]["hardware"]
+
+
+def measured_in(records, doc, catalog):
+    """Copies of the records as runs measured inside the image optimise chooses for ``doc`` (autotuning measures
+    where the job runs; runs outside that image do not count)."""
+    import copy  # pylint: disable=import-outside-toplevel
+    from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher  # pylint: disable=import-outside-toplevel
+    uri = matcher.choose(dsl.parse(doc), catalog).uri
+    out = []
+    for record in records:
+        record = copy.deepcopy(record)
+        record["context"] = {"image": uri}
+        out.append(record)
+    return out

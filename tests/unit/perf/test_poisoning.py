@@ -12,7 +12,7 @@ import pytest
 
 from helpers import ai_doc, with_
 
-from perf_records import hardware, records  # noqa: F401  pylint: disable=unused-import
+from perf_records import hardware, measured_in, records  # noqa: F401  pylint: disable=unused-import
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import search, store
@@ -67,6 +67,7 @@ def test_a_poisoned_record_is_refused_on_the_way_in(tmp_path, records, section, 
 def test_a_poisoned_record_already_stored_is_skipped_and_said(tmp_path, catalog, records, hardware,
                                                               section, key, value):
     path = str(tmp_path / "results.sqlite")
+    records = measured_in(records, request_doc(), catalog)
     stored_as_before(path, list(records) + [poisoned(records[0], section, key, value)])
     result = pipeline.optimise(request_doc(), catalog, store.load(path), dict(hardware, foreign_load=0.0))
     advice = result.extra["prediction"]
@@ -76,6 +77,7 @@ def test_a_poisoned_record_already_stored_is_skipped_and_said(tmp_path, catalog,
 
 def test_1e999_in_a_results_file_does_not_break_optimise(tmp_path, catalog, records, hardware):
     path = tmp_path / "results.jsonl"
+    records = measured_in(records, request_doc(), catalog)
     lines = [json.dumps(r) for r in records]
     lines.append(json.dumps(records[0]).replace('"other_busy_cores": ', '"other_busy_cores": 1e999, "x": '))
     path.write_text("\n".join(lines) + "\n")

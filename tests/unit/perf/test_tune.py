@@ -8,7 +8,7 @@ import sys
 import pytest
 from helpers import ai_doc, with_
 
-from perf_records import hardware, records  # noqa: F401  pylint: disable=unused-import
+from perf_records import hardware, measured_in, records  # noqa: F401  pylint: disable=unused-import
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import search, store, tune
@@ -84,7 +84,7 @@ def test_optimise_explains_how_to_produce_missing_records(catalog, hardware):
 
 def test_optimise_uses_records_when_present(catalog, records, hardware):
     doc = with_(autotuning_doc(), "job.application.executable", "python3 benchmarks/workload/mnist_cnn.py")
-    result = pipeline.optimise(doc, catalog, records, dict(hardware, foreign_load=0.0))
+    result = pipeline.optimise(doc, catalog, measured_in(records, doc, catalog), dict(hardware, foreign_load=0.0))
     assert result.extra["prediction"]["source"] == "model"
     assert not [w for w in result.warnings if "autotune" in w]
 

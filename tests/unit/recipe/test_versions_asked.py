@@ -57,7 +57,7 @@ def test_the_recipe_hint_names_the_requested_mpi_version():
     """The matcher's 'build it from the recipe' hint names the requested release, not the distribution's."""
     choice = matcher.choose(dsl.parse(_hpc("openmpi", "3.1.3")), ImageCatalog.from_data([]))
     assert choice.source == "recipe"
-    assert "recipe modak-openmpi-3.1.3-" in choice.warnings[0]
+    assert choice.image.name.startswith("modak-openmpi-3.1.3-") and choice.image.name in choice.explanation[-1]
 
 
 @pytest.mark.parametrize("version,cuda,base", [
@@ -79,4 +79,23 @@ def test_the_dsls_cuda_version_wins_and_unknown_lines_say_so():
     with pytest.raises(RecipeError, match="no CUDA version is known for tensorflow 9.9"):
         recipe(_ai("tensorflow", {"version": "9.9"}, {"cpu_type": "x86", "acc_type": "nvidia"}))
     with pytest.raises(RecipeError, match="no published CUDA base image"):
-        recipe(_ai("tensorflow", {"version": "2.1"}, {"cpu_type": "x86", "acc_type": "nvidia"}))
+        recipe(_ai("pytorch", {"version": "2.0"}, {"cpu_type": "x86", "acc_type": "nvidia"}))
+
+
+@pytest.mark.parametrize("version,base", [("2.1", "tensorflow/tensorflow:2.1.0-gpu-py3"),
+                                          ("1.15.5", "tensorflow/tensorflow:1.15.5-gpu-py3"),
+                                          ("2.3", "tensorflow/tensorflow:2.3.0-gpu")])
+def test_an_old_gpu_release_builds_on_the_frameworks_own_image(version, base):
+    """Issue 22, found 4: no CUDA base of CUDA 10.x is published; TensorFlow's own GPU image of the release is."""
+    made = recipe(_ai("tensorflow", {"version": version}, {"cpu_type": "x86", "acc_type": "nvidia"}))
+    assert made.base_image == base and made.attributes["accelerator"] == "nvidia"
+
+
+def test_a_tuning_that_may_choose_torch_compile_gets_a_compiler_in_the_image():
+    """The tuned choice must run in the image: torch.compile (inductor) needs a C++ compiler there."""
+    doc = _ai("pytorch", {"version": "2.5"}, {"cpu_type": "x86"})
+    assert "inductor" not in recipe(doc).attributes["compilers"]
+    doc["job"]["optimisation"]["tuning"] = {"compile": [False, True]}
+    made = recipe(doc)
+    assert "inductor" in made.attributes["compilers"]
+    assert any("g++" in getattr(block, "packages", ()) for block in made.blocks)

@@ -3,7 +3,7 @@ FROM debian:bookworm-slim
 
 # os packages
 RUN apt-get update && \
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends build-essential ca-certificates cmake g++ git libjemalloc2 ninja-build python3 python3-pip python3-venv && \
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends build-essential ca-certificates cmake g++ git libjemalloc2 ninja-build python3 python3-dev python3-pip python3-venv && \
     rm -rf /var/lib/apt/lists/*
 
 # python environment
@@ -45,7 +45,7 @@ LABEL modak.accelerator="none" \
       modak.math="mkl,onednn" \
       modak.name="modak-pytorch-2.5.1-cpu-sapphirerapids" \
       modak.version="2.5.1" \
-      modak.recipe.sha256="00b1a488e75b10e4f017998bc53a4d14b2a1309dd22c710f6ec27cf3deba339d"
+      modak.recipe.sha256="34121b87717e2801c687eb65294440c990e3132fad1f0d99ff6abd003d336ecb"
 
 # test
 RUN python3 -c 'import torch; print(torch.__version__)'

@@ -1,0 +1,89 @@
+"""Every script under benchmarks/ runs in a smoke form (one short round, tiny sizes), so a change that breaks one
+fails here. The container benchmark's smoke form builds images: tests/integration/containers/test_benchmark_containers.py.
+
+torch is installed from benchmarks/requirements-bench.txt when missing (pinned CPU wheel), never skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from helpers import ROOT
+
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+
+import runner  # noqa: E402
+
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import store  # noqa: E402
+
+BENCH = os.path.join(ROOT, "benchmarks")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def torch_installed():
+    runner.ensure_torch()
+
+
+def bench(script, *args, cwd=ROOT, timeout=1500):
+    proc = subprocess.run([sys.executable, os.path.join(BENCH, script)] + list(args), capture_output=True, text=True,
+                          cwd=cwd, timeout=timeout, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
+def test_runner_runs_a_plan_into_a_store(tmp_path):
+    out = bench("runner.py", "--store", str(tmp_path / "s.sqlite"), "--configs", '[{"threads": 1}]', "--reps", "1",
+                "--steps", "1", "--warmup", "0")
+    assert json.loads(out.strip().splitlines()[-1])["stored"] == 1
+    assert len(store.load(str(tmp_path / "s.sqlite"))) == 1
+
+
+def test_the_workload_trains_the_larger_model(tmp_path):
+    out = subprocess.run([sys.executable, runner.WORKLOAD, "--model", "resnet18", "--batch-size", "2", "--steps", "1",
+                          "--warmup", "0", "--threads", "1"], capture_output=True, text=True, check=True).stdout
+    record = json.loads(out.strip().splitlines()[-1])
+    assert record["workload"] == "resnet18" and record["run"]["model"] == "resnet18"
+    assert record["timing"]["per_sample_s"] > 0
+
+
+def test_tuning_benchmark_smoke(tmp_path):
+    out_file = tmp_path / "tuning.json"
+    bench("tuning.py", "--space", '{"threads": [1, 2]}', "--reps", "1", "--final-reps", "1", "--top-k", "1",
+          "--steps", "1", "--warmup", "0", "--autotune-repeats", "2", "--out", str(out_file))
+    data = json.loads(out_file.read_text())
+    assert data["autotune"]["repeats"] == 2 and isinstance(data["autotune"]["kept"], bool)
+    assert data["autotune"]["decision"]
+    if not data["autotune"]["kept"]:
+        assert data["modak_choice"] == data["default"]
+    assert set(data["timings"]) >= {"default", "modak", "oracle"}
+    assert (tmp_path / "tuning.sqlite").is_file()
+
+
+def test_loco_reads_a_store(tmp_path):
+    copy = tmp_path / "tuning.sqlite"
+    shutil.copyfile(os.path.join(BENCH, "results", "tuning.sqlite"), str(copy))
+    data = json.loads(bench("loco.py", str(copy)))
+    assert data["runs"] > 0 and data["loco_median_error"] is not None
+
+
+def test_speed_benchmark_smoke(tmp_path):
+    out_file = tmp_path / "speed.json"
+    bench("speed.py", "--tasks", "1", "--reps", "1", "--images", "20", "--calls", "2", "--json", str(out_file))
+    data = json.loads(out_file.read_text())
+    assert data["copies"]["this"]["tasks"] and data["copies"]["this"]["decision"]["p50_ms"] > 0
+
+
+def test_runner_runs_through_a_prefix_and_names_the_image(tmp_path):
+    """Runs measured where the job runs: through the job's run command (here env, standing in for a container's),
+    each record naming the image."""
+    out = bench("runner.py", "--store", str(tmp_path / "s.sqlite"), "--configs", '[{"threads": 1}]', "--reps", "1",
+                "--steps", "1", "--warmup", "0", "--run-prefix", '["env", "MODAK_IN_PREFIX=1"]',
+                "--image", "docker://localhost:5000/modak/x:1")
+    assert json.loads(out.strip().splitlines()[-1])["stored"] == 1
+    (record,) = store.load(str(tmp_path / "s.sqlite"))
+    assert record["context"] == {"image": "docker://localhost:5000/modak/x:1", "run_prefix": ["env", "MODAK_IN_PREFIX=1"]}
