@@ -295,6 +295,14 @@ class ImageCatalog(object):
                 images.append(image_from_entry(entry))
         return cls(images, source, build_prefix, base_image)
 
+    def recipe_image(self, spec, source="the request"):
+        """The recipe-backed Image that RecipeSpec ``spec`` builds, pushed under this catalog's build prefix (its
+        recipes' base image too): an image made for a request rather than listed. CatalogError when no recipe can
+        be made."""
+        prefix = self.build_prefix or recipe_images.DEFAULT_PREFIX
+        entry, spec = recipe_images.resolve({"recipe": spec.as_dict()}, prefix, self.base_image, source)
+        return image_from_entry(entry, spec)
+
     @classmethod
     def from_text(cls, text, source="<memory>", **build):
         """YAML or JSON text, read as strictly as a DSL document (no aliases, no key given twice) within the

@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Optional, Tuple
 
-from ansible_collections.sodalite.modak.plugins.module_utils import versions
-
 
 @dataclass(frozen=True)
 class SourceBuild:
@@ -62,9 +60,14 @@ class Framework:
         """The framework's own published GPU image of ``release`` (e.g. 2.1.0), or None when none is known."""
         found = None
         for line, reference in self.gpu_images:
-            if versions.parse(release)[:2] >= versions.parse(line)[:2]:
+            if _line(release) >= _line(line):
                 found = reference
         return found.format(release=release) if found else None
+
+
+def _line(version):
+    """'2.1.0' -> (2, 1): a release line (plain data: the version module is the matcher's)."""
+    return tuple(int(part) for part in str(version).split(".")[:2] if part.isdigit())
 
 
 XLA_FLAGS = "--tf_xla_auto_jit=2 --tf_xla_cpu_global_jit"

@@ -17,8 +17,7 @@ import operator
 import re
 from dataclasses import replace
 
-from ansible_collections.sodalite.modak.plugins.module_utils import cpu, recipe_images, versions
-from ansible_collections.sodalite.modak.plugins.module_utils.catalog import image_from_entry
+from ansible_collections.sodalite.modak.plugins.module_utils import cpu, versions
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, DslInvalid
 from ansible_collections.sodalite.modak.plugins.module_utils.model import BUILD_RANK, Choice
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_model
@@ -245,14 +244,10 @@ def _recipe_image(req, catalog):
     modak builds for exactly this framework version and target, at the catalog's build prefix."""
     if req.opt is None:
         return None, "the request has no optimisation section to build from"
-    prefix = getattr(catalog, "build_prefix", None) or recipe_images.DEFAULT_PREFIX
     try:
-        spec = recipe_model.spec_of(req)
-        entry, spec = recipe_images.resolve({"recipe": spec.as_dict()}, prefix, getattr(catalog, "base_image", None),
-                                            "the request")
+        return catalog.recipe_image(recipe_model.spec_of(req)), None
     except (CatalogError, DslInvalid, RecipeError) as exc:
         return None, str(exc).split(": ", 2)[-1]
-    return image_from_entry(entry, spec), None
 
 
 def _recipe_choice(req, catalog, explanation, rejected, why, runners=()):
@@ -274,9 +269,9 @@ def _fallback(req, opt, label, explanation, rejected, profile, catalog):
     if app.container_runtime:
         msg = "%s: using your container_runtime %s" % (why, app.container_runtime)
         return Choice(None, app.container_runtime, "user", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
-    if opt.enable_opt_build:
-        # an optimised build was asked for: the recipe of this version and target comes before any generic image
-        # (a CPU target never gets a CUDA build when a CPU recipe can be made)
+    if opt.enable_opt_build and opt.framework:
+        # an optimised build of a framework was asked for: the recipe of this version and target comes before any
+        # generic image (a CPU target never gets a CUDA build when a CPU recipe can be made)
         recipe, failure = _recipe_choice(req, catalog, explanation, rejected, why + " and enable_opt_build is true")
         if recipe is not None:
             return recipe
@@ -287,6 +282,17 @@ def _fallback(req, opt, label, explanation, rejected, profile, catalog):
         if official.accelerator != "none" and opt.accelerator in ("none", None):
             msg += "; it is a %s build and runs on the CPU here" % official.accelerator
         return Choice(official, official.uri, "official", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
+    if opt.enable_opt_build and not opt.framework:
+        # an application of its own (MPI, OpenMP): its program is the user's, so it runs bare; the recipe of an
+        # image for its libraries is named, to build when wanted
+        image, failure = _recipe_image(req, catalog)
+        if image is not None:
+            msg = ("%s and there is no official image to fall back on: the application runs without a container; "
+                   "an optimised image for it can be built from the recipe %s (sodalite.modak.container_recipe writes "
+                   "it, the sodalite.modak.container_build role builds it and adds it to the catalog)"
+                   % (why, image.name))
+            return Choice(None, None, "recipe", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
+        explanation = explanation + ["no recipe can be made either: %s" % failure]
     msg = "%s and there is no official image to fall back on: the application runs without a container" % why
     return Choice(None, None, "bare", tuple(explanation + [msg]), (msg,), (), tuple(rejected))
 

@@ -285,7 +285,6 @@ def test_an_old_gpu_release_asked_optimised_builds_on_its_frameworks_image():
     """Issue 22, found 4: a TensorFlow 2.1 GPU recipe was refused (no CUDA 10.1 base)."""
     choice = choose(_asked(ai_doc("tensorflow", "2.1", acc="nvidia")), ImageCatalog.from_data([]))
     assert choice.source == "recipe" and choice.image.accelerator == "nvidia"
-    section = json.loads(choice.image.recipe)
     built = recipe_images.build_request(choice)
     assert built["base_image"] == "tensorflow/tensorflow:2.1.0-gpu-py3"
-    assert section["app_type-ai_training"]["ai_framework-tensorflow"]["version"] == "2.1"
+    assert choice.image.recipe.framework == "tensorflow" and choice.image.recipe.version == "2.1"

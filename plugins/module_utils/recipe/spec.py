@@ -145,6 +145,15 @@ def _mpi_version(opt):
     return versions.render(request.prefix)
 
 
+def _compilers(opt):
+    """The graph compilers the image needs: those asked for, and inductor when the tuning may choose torch.compile
+    for PyTorch (the tuned choice must run in the image)."""
+    compilers = tuple(opt.compilers)
+    if opt.framework == "pytorch" and True in dict(opt.tuning).get("compile", ()) and "inductor" not in compilers:
+        compilers += ("inductor",)
+    return compilers
+
+
 def spec_of(request):
     """The RecipeSpec of a JobRequest that has an optimisation section."""
     opt = request.opt
@@ -153,7 +162,7 @@ def spec_of(request):
     return RecipeSpec(
         framework=opt.framework, version=opt.version, cpu_type=opt.cpu_type, cpu_isa=opt.cpu_isa,
         cpu_microarch=opt.cpu_microarch, cpu_features=tuple(opt.cpu_features), accelerator=opt.accelerator,
-        cuda_version=opt.cuda_version, rocm_version=opt.rocm_version, compilers=tuple(opt.compilers),
+        cuda_version=opt.cuda_version, rocm_version=opt.rocm_version, compilers=_compilers(opt),
         parallelisation=opt.parallelisation, mpi_library=opt.mpi_library, omp_affinity=opt.omp_affinity,
         enable_opt_build=opt.enable_opt_build, app=request.app.app_tag)
 
@@ -233,8 +242,6 @@ def from_spec(opt, base_image=None, wheels=False):
             packages.extend(tuned.packages)
             body.append(tuned)
         compilers = [c for c in opt.compilers if c in ("xla", "inductor")]
-        if opt.framework == "pytorch" and True in dict(opt.tuning).get("compile", ()) and "inductor" not in compilers:
-            compilers.append("inductor")   # the tuning may choose torch.compile: the image must be able to run it
         for bundled in frameworks.get(opt.framework).bundled:
             if bundled not in compilers:
                 compilers.append(bundled)  # it ships with the framework; the label says so

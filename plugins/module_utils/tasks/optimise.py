@@ -66,7 +66,7 @@ def catalog_of(params, read_file=None):
                 continue
             names.add(image.name)
             images.append(image)
-    return ImageCatalog(images, base.source), warnings
+    return ImageCatalog(images, base.source, base.build_prefix, base.base_image), warnings
 
 
 def _image(result, timeout, base_image):
