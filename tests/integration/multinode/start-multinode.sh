@@ -88,6 +88,10 @@ for i in $(seq 1 "$NODES"); do
 "
   NAMES="${NAMES:+$NAMES,}mn$i"
   mkdir -p "$STATE/slurmd/mn$i"
+  # node names resolve, as on a cluster (a job's MASTER_ADDR is its first node's name); every node is this host
+  if ! getent hosts "mn$i" >/dev/null; then
+    echo "127.0.0.1 mn$i  # modak multi-node test cluster" >> /etc/hosts
+  fi
 done
 # the script's own hash in the config: a changed way of starting the nodes restarts them too
 SELF_SHA="$(sha256sum "$0" | cut -c1-16)"
