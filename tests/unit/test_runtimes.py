@@ -219,6 +219,8 @@ def test_a_cached_image_is_run_only_when_it_is_the_users_own(tmp_path, engine, p
         assert not (tmp_path / "calls").exists()
     else:
         assert done.returncode == 0 and "USING" in done.stdout, done
+
+
 STAGE_URI = "docker://registry.example/modak/pytorch:2.5"
 
 
