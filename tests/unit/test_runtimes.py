@@ -283,3 +283,21 @@ def test_a_stage_script_whose_fetch_fails_fails(catalog, tmp_path):
                           timeout=30, env=dict(os.environ, PATH="/usr/bin:/bin"))
     assert "apptainer: command not found" in done.stderr
     assert done.returncode == 1 and "modak: no image at" in done.stderr and "staged" not in done.stdout
+
+
+def test_an_image_directory_with_its_own_sticky_tmp_is_run(tmp_path):
+    """Every image directory has a world-writable sticky /tmp (and /var/tmp): that is not 'others may change it'.
+    A world-writable file is (the demo's converted PyTorch image was refused before)."""
+    image = tmp_path / "img"
+    (image / "tmp").mkdir(parents=True)
+    (image / "tmp").chmod(0o1777)
+    (image / "bin").mkdir()
+    (image / "bin" / "sh").write_text("x")
+    script = "\n".join(names.trust_lines() + ["echo RUN"])
+    done = subprocess.run(["bash", "-c", script], env=dict(os.environ, IMAGE=str(image)), capture_output=True,
+                          text=True, check=False, timeout=30)
+    assert done.returncode == 0 and "RUN" in done.stdout, done
+    (image / "bin" / "sh").chmod(0o666)
+    done = subprocess.run(["bash", "-c", script], env=dict(os.environ, IMAGE=str(image)), capture_output=True,
+                          text=True, check=False, timeout=30)
+    assert done.returncode == 1 and "RUN" not in done.stdout

@@ -45,8 +45,9 @@ def cache_name(uri, suffix=""):
 def trust_lines(variable="IMAGE"):
     """Shell lines that stop the job when ``$variable`` exists but is not the user's own image (see above)."""
     return [
-        'if [ -L "$%s" ] || { [ -e "$%s" ] && [ -n "$(find "$%s" ! -type l \\( ! -uid "$(id -u)" -o -perm /022 \\) '
-        '-print -quit)" ]; }; then' % (variable, variable, variable),
+        # an image directory's sticky, world-writable directories (its /tmp, /var/tmp) are what every image has
+        'if [ -L "$%s" ] || { [ -e "$%s" ] && [ -n "$(find "$%s" ! -type l \\( ! -uid "$(id -u)" -o \\( -perm /022 '
+        '! \\( -type d -perm -1000 \\) \\) \\) -print -quit)" ]; }; then' % (variable, variable, variable),
         '  echo "modak: $%s is not this user'"'"'s own image, or others may change it: not run (remove it, or use an '
         'image directory of your own)" >&2' % variable,
         "  exit 1",
