@@ -43,11 +43,18 @@ def cache_name(uri, suffix=""):
 
 
 def trust_lines(variable="IMAGE"):
-    """Shell lines that stop the job when ``$variable`` exists but is not the user's own image (see above)."""
+    """Shell lines that stop the job when ``$variable`` exists but is not the user's own image (see above).
+
+    The image itself (the SIF file or the directory) must be the user's and writable by nobody else. Inside an
+    image directory every entry must be the user's, and written by others only where every image lets them:
+    sticky directories (its /tmp, /var/tmp) and group-writable system files of the image's own groups (Debian's
+    /var/mail, /var/log/wtmp); a world-writable file or directory is refused."""
+    var = '"$%s"' % variable
+    outside = 'find %s -maxdepth 0 \\( ! -uid "$(id -u)" -o -perm /022 \\) -print' % var
+    inside = ('find %s ! -type l \\( ! -uid "$(id -u)" -o \\( -perm /002 ! \\( -type d -perm -1000 \\) \\) \\) '
+              '-print -quit' % var)
     return [
-        # an image directory's sticky, world-writable directories (its /tmp, /var/tmp) are what every image has
-        'if [ -L "$%s" ] || { [ -e "$%s" ] && [ -n "$(find "$%s" ! -type l \\( ! -uid "$(id -u)" -o \\( -perm /022 '
-        '! \\( -type d -perm -1000 \\) \\) \\) -print -quit)" ]; }; then' % (variable, variable, variable),
+        'if [ -L %s ] || { [ -e %s ] && [ -n "$(%s; %s)" ]; }; then' % (var, var, outside, inside),
         '  echo "modak: $%s is not this user'"'"'s own image, or others may change it: not run (remove it, or use an '
         'image directory of your own)" >&2' % variable,
         "  exit 1",

@@ -50,5 +50,5 @@ def test_srun_starts_the_tasks_slurm_allocates(slurm, tmp_path_factory, doc):
         record = readback.show_job(job)
     finally:
         readback.cancel([job])
-    started = int(re.search(r"srun --ntasks=(\d+)", result.script.text).group(1))
+    started = int(re.search(r"^srun .*?--ntasks=(\d+)", result.script.text, re.M).group(1))   # after --mpi=
     assert int(record["NumTasks"]) == started, (result.script.text, record)
