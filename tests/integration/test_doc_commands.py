@@ -76,6 +76,12 @@ WHERE = {
     "opera outputs": ("tests/integration/tosca/test_opera.py", '"outputs"'),
     "opera undeploy": ("tests/integration/tosca/test_opera.py", '"undeploy"'),
     "make csar": ("tests/integration/tosca/test_opera.py", '"package"'),
+    # docs/performance.md: the whole benchmark takes half an hour alone on the machine; its smoke form runs the same
+    # script in the suite
+    "benchmarks/containers": ("tests/integration/containers/test_benchmark_containers.py", '"containers"'),
+    "benchmarks/containers --smoke": ("tests/integration/containers/test_benchmark_containers.py", '"--smoke"'),
+    ".venv/bin/python benchmarks/containers.py --markdown benchmarks/results/containers.json":
+        ("tests/integration/perf/test_benchmarks_smoke.py", '"--markdown"'),
 }
 WHERE.update({"ansible-doc sodalite.modak.%s" % name: "checkout" for name in (
     "optimise", "batch_job", "container_recipe", "container_build_plan", "async_wait", "perf_model", "autotune")})

@@ -25,6 +25,9 @@ ELSEWHERE = {
     "Wait for the build, showing the log's last line every 10 seconds": "tests/integration/test_async_wait.py",
     "Autotune the benchmark workload's DSL with short runs":
         "a playbook in playbooks/ (chdir: playbook_dir/..): tests/integration/perf/test_autotune_playbook.py",
+    "Autotune inside the image the job runs in (Charliecloud), three runs of each configuration":
+        "a built image and a job directory in /scratch/mnist: tests/integration/containers/test_benchmark_containers.py "
+        "(autotune with the run prefix of ch-run in modak's image)",
     "Submit a Slurm job and wait for it": "a cluster's script: tests/integration/slurm/test_batch_job_slurm.py",
     "Show where the output went": "tests/integration/slurm/test_batch_job_slurm.py",
     "Submit to another partition, keep going when the job fails": "tests/integration/slurm/test_batch_job_slurm.py",

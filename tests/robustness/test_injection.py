@@ -62,7 +62,7 @@ def base_doc(field, scheduler, program):
         "application": {"executable": program, "arguments": ["--flag", "value"], "mpi_ranks": 2,
                         "environment": {"MODAK_PROBE": "plain"}, "modules": ["gcc/12"],
                         "build": {"src": "https://example.org/src.tar.gz", "build_command": "make -j2"}},
-        "target": {"job_scheduler_type": scheduler},
+        "target": {"job_scheduler_type": scheduler, "image_fetch": "job"},   # the stubbed runtime pulls, then runs
         "optimisation": {"app_type": app_type, "opt_build": {"cpu_type": "x86"},
                          "autotuning": {"tuner": "t", "input": "i"},
                          "app_type-%s" % app_type: section}}}

@@ -3,11 +3,22 @@ scripts/test --tier runs one tier."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 
-import conftest
 from helpers import ROOT
+
+
+def _load_top_conftest():
+    """tests/conftest.py itself: ``import conftest`` may name another folder's conftest in a whole-suite run."""
+    spec = importlib.util.spec_from_file_location("modak_tests_conftest", os.path.join(ROOT, "tests", "conftest.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+conftest = _load_top_conftest()
 
 
 def test_the_folder_gives_the_tier():

@@ -87,3 +87,12 @@ def test_runner_runs_through_a_prefix_and_names_the_image(tmp_path):
     assert json.loads(out.strip().splitlines()[-1])["stored"] == 1
     (record,) = store.load(str(tmp_path / "s.sqlite"))
     assert record["context"] == {"image": "docker://localhost:5000/modak/x:1", "run_prefix": ["env", "MODAK_IN_PREFIX=1"]}
+
+
+def test_the_container_table_is_printed_from_the_committed_results():
+    """docs/performance.md's command for the table: `.venv/bin/python benchmarks/containers.py --markdown ...`."""
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "containers.py"), "--markdown",
+                           os.path.join(ROOT, "benchmarks", "results", "containers.json")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "|" in done.stdout and "modak" in done.stdout

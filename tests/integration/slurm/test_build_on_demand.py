@@ -22,6 +22,8 @@ from ansible_collections.sodalite.modak.plugins.module_utils.catalog import Imag
 SECTION = {"app_type": "ai_training", "opt_build": {"cpu_type": "x86", "cpu_isa": "x86-64-v2"},
            "app_type-ai_training": {"config": {"ai_framework": "pytorch"},
                                     "ai_framework-pytorch": {"version": "2.6.0"}}}
+# the catalog entry's recipe specification: what SECTION asks for
+SPEC = {"framework": "pytorch", "version": "2.6.0", "cpu_type": "x86", "cpu_isa": "x86-64-v2"}
 DEPLOY = os.path.join(ROOT, "playbooks", "deploy.yml")
 
 
@@ -36,7 +38,7 @@ def setup(tmp_path, registry, busybox_base):  # noqa: F811
     """A user catalog with one recipe-backed entry, its DSL, and the deploy's variables."""
     name = "ondemand%d" % (int(time.time() * 1000) % 100000000)
     catalog = tmp_path / "catalog.yaml"
-    catalog.write_text(yaml.safe_dump({"images": [{"name": name, "recipe": SECTION}]}))
+    catalog.write_text(yaml.safe_dump({"images": [{"name": name, "recipe": SPEC}]}))
     doc = {"job": {"job_options": {"job_name": name}, "application": {"executable": "/bin/true"},
                    "target": {"job_scheduler_type": "slurm", "work_dir": str(tmp_path / "work")},
                    "optimisation": SECTION}}
