@@ -121,8 +121,9 @@ def plan(req, choice, advice=None):
                 notes.append("%d ranks do not fit on %d node(s) x %d task(s): tasks per node raised to %d"
                              % (ranks, nodes, tpn, new_tpn))
             tpn = new_tpn
-        if nodes * tpn != ranks:
-            tasks = ranks       # uneven: exactly the ranks, at most tpn per node
+        if nodes * tpn != ranks and ranks >= nodes:
+            tasks = ranks       # uneven: exactly the ranks, at most tpn per node (fewer ranks than nodes would make
+            #                     Slurm shrink the node count the DSL asked for)
     cpus_per_task = options.cpus_per_task or threads
 
     if tasks and launcher != "none" and ranks > tasks:
