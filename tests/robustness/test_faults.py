@@ -173,8 +173,8 @@ def test_missing_container_runtime_keeps_the_previous_image(tmp_path):
     """The job script pulls into a temporary name: without apptainer the run fails loudly, the image stays."""
     catalog = ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml"))
     doc = {"job": {"application": {"executable": "./a", "container_runtime": "docker://r.example.org/x:1"},
-                   "job_options": {"standard_output_file": "job.out"}, "target": {"job_scheduler_type": "local",
-                                                                                       "image_fetch": "job"}}}
+                   "job_options": {"standard_output_file": "job.out"},
+                   "target": {"job_scheduler_type": "local", "image_fetch": "job"}}}   # the job pulls its image
     text = pipeline.optimise(doc, catalog).script.text
     bin_dir, log = install_stubs(str(tmp_path / "stubs"))
     os.remove(os.path.join(bin_dir, "apptainer"))
