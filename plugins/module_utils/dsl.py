@@ -478,6 +478,7 @@ def _optimisation(raw, notes):
     return Optimisation(
         app_type=app_type,
         enable_opt_build=True if enable is None else bool(enable),
+        opt_build_asked=enable is not None and bool(enable),
         enable_autotuning=bool(raw.get("enable_autotuning", False)),
         cpu_type=build.get("cpu_type", "x86"),
         accelerator=acc,
@@ -550,9 +551,7 @@ def build_request(doc):
     if options.queue is None and target.partition:
         options = dataclasses.replace(options, queue=target.partition)
         notes.append("partition %s comes from target.partition" % target.partition)
-    section = json.dumps(job["optimisation"], sort_keys=True) if job.get("optimisation") else None
-    return JobRequest(options=options, app=app, target=target, opt=opt, notes=tuple(notes), warnings=tuple(warnings),
-                      opt_section=section)
+    return JobRequest(options=options, app=app, target=target, opt=opt, notes=tuple(notes), warnings=tuple(warnings))
 
 
 def with_target_default(doc, key, value):

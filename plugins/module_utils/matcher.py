@@ -12,7 +12,6 @@ Ties go to the name in alphabetical order, so the result never depends on catalo
 from __future__ import annotations
 
 import collections
-import json
 import operator
 import re
 from dataclasses import replace
@@ -236,7 +235,7 @@ def _official(opt, request, profile, catalog):
 
 def _opt_build_asked(req):
     """The DSL itself says enable_opt_build: true (not only the default of an optimisation section)."""
-    return bool(req.opt_section) and json.loads(req.opt_section).get("enable_opt_build") is True
+    return req.opt is not None and req.opt.opt_build_asked
 
 
 def _recipe_image(req, catalog):

@@ -101,6 +101,7 @@ class Distributed:
 class Optimisation:
     app_type: str
     enable_opt_build: bool = True
+    opt_build_asked: bool = False  # the DSL itself says enable_opt_build: true (not only the section's default)
     enable_autotuning: bool = False
     cpu_type: str = "x86"
     accelerator: str = "none"
@@ -129,7 +130,6 @@ class JobRequest:
     opt: Optional[Optimisation] = None
     notes: Tuple[str, ...] = ()  # things said about defaults that were applied
     warnings: Tuple[str, ...] = ()  # readings of the document that may not be what was meant
-    opt_section: Optional[str] = None  # the optimisation section as JSON text: what a recipe for this request reads
 
 
 @dataclass(frozen=True)
