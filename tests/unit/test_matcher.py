@@ -287,3 +287,11 @@ def test_an_old_gpu_release_asked_optimised_builds_on_its_frameworks_image():
     built = recipe_images.build_request(choice)
     assert built["base_image"] == "tensorflow/tensorflow:2.1.0-gpu-py3"
     assert choice.image.recipe.framework == "tensorflow" and choice.image.recipe.version == "2.1"
+
+
+def test_the_originals_true_string_asks_for_an_optimised_build_too():
+    """enable_opt_build: "true" (the original's unit-test form) asks as the boolean does; absent, it does not."""
+    doc = ai_doc("pytorch", "2.1")
+    assert not dsl.parse(doc).opt.opt_build_asked
+    doc["job"]["optimisation"]["enable_opt_build"] = "true"
+    assert dsl.parse(doc).opt.opt_build_asked
