@@ -51,14 +51,8 @@ if [ "$(id -u)" != 0 ]; then
   exit 2
 fi
 
-# live (non-zombie) process named $2 whose pid is in pid file $1?
-alive() {
-  local pid
-  [ -s "$1" ] || return 1
-  pid="$(cat "$1")"
-  [ "$(ps -o comm= -p "$pid" 2>/dev/null)" = "$2" ] || return 1
-  ! ps -o stat= -p "$pid" | grep -q Z
-}
+# shellcheck source=tests/integration/pidfiles.sh
+source "$(dirname "$0")/../pidfiles.sh"
 
 # 1. install what is missing; libpmix2 (install-mpi.sh) before any slurmd starts, or its pmix plugin does not load
 bash "$(dirname "$0")/install-mpi.sh"
@@ -94,7 +88,7 @@ for i in $(seq 1 "$NODES"); do
   fi
 done
 # the script's own hash in the config: a changed way of starting the nodes restarts them too
-SELF_SHA="$(sha256sum "$0" | cut -c1-16)"
+SELF_SHA="$(cat "$0" "$(dirname "$0")/../pidfiles.sh" | sha256sum | cut -c1-16)"
 NEW_CONF="$(cat <<CONFEOF
 # written by start-multinode.sh $SELF_SHA
 ClusterName=multinode

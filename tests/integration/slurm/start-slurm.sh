@@ -32,16 +32,8 @@ if [ "$(id -u)" != 0 ]; then
   exit 2
 fi
 
-# live (non-zombie) process named $2 whose pid is in pid file $1?  Daemons are
-# re-parented to PID 1, which may leave them as zombies for a while after a stop,
-# so `pgrep -x slurmd` is not a reliable liveness test.
-alive() {
-  local pid
-  [ -s "$1" ] || return 1
-  pid="$(cat "$1")"
-  [ "$(ps -o comm= -p "$pid" 2>/dev/null)" = "$2" ] || return 1
-  ! ps -o stat= -p "$pid" | grep -q Z
-}
+# shellcheck source=tests/integration/pidfiles.sh
+source "$(dirname "$0")/../pidfiles.sh"
 
 # 1. install (only when missing)
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null \
