@@ -5,7 +5,7 @@
 the host.
 
 The DSL (dsl_file) is read on the controller, as ansible.builtin.template reads its src; only the recipe files
-are transferred (plugin_utils/remote_files.py: ansible.legacy.copy's module, atomic, only when changed). With
+are transferred (plugin_utils/remote_files.py: one shell command per file, atomic, only when changed). With
 wheels, a directory of the host, the module runs on the host with the DSL read here: it places the wheels there.
 """
 

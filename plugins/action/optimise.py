@@ -5,7 +5,7 @@
 
 The DSL (dsl_file) and the catalog (catalog, else the collection's catalog/images.yaml) are read on the
 controller, as ansible.builtin.template reads its src; the registries and the build lookups are reached from
-the controller. Only the job script is transferred (plugin_utils/remote_files.py: ansible.legacy.copy's module,
+the controller. Only the job script is transferred (plugin_utils/remote_files.py: one shell command on the host,
 atomic, only when changed). With results_store, the records and the hardware class are the host's: the DSL and
 the catalog read here are handed to the module, which then runs on the host.
 """

@@ -78,3 +78,11 @@ def slurm():
     start_slurm()
     yield {"cpus": CLUSTER_CPUS, "max_cpus": DOWN_CPUS, "start": start_slurm}
     subprocess.run(["bash", STOP], capture_output=True, timeout=60, check=False)
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory):
+    """(tarball, collections path, installed root): the collection built with ansible-galaxy from a copy of this
+    working tree and installed into a temporary path (galaxy_build.py), once per run."""
+    from galaxy_build import build_and_install
+    return build_and_install(tmp_path_factory.mktemp("galaxy"))

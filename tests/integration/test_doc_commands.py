@@ -47,6 +47,7 @@ WHERE = {
     "cp ~/.ansible/collections/ansible_collections/sodalite/modak/examples/pytorch-cpu-slurm.yaml job.yaml":
         "installed",
     "ansible-playbook sodalite.modak.optimise -e dsl_file=job.yaml": "installed",
+    "cp -r ~/.ansible/collections/ansible_collections/sodalite/modak/examples .": "installed",
     "bin/modak validate dsl/*.yaml": "checkout",
     "bin/modak optimise dsl/*.yaml -o jobs": "checkout",
     "bin/modak optimise --check dsl/*.yaml -o jobs": "checkout",
@@ -223,3 +224,4 @@ def test_the_install_commands_run_as_written_in_a_project(world):
         if command not in commands_here:
             run(world, command, world["project"])
     assert (world["project"] / "out" / "mnist-train.sbatch").is_file()
+    assert (world["project"] / "examples" / "pytorch-cpu-slurm.yaml").is_file()

@@ -1,8 +1,9 @@
 """The collection as a user meets it: built with ansible-galaxy, installed from the tarball into a temporary path,
 and every playbook and role run from a separate project directory with no ansible.cfg.
 
-The tarball is built from a copy of this working tree with run leftovers planted in it (results databases,
-.hypothesis/, tosca/.opera/, out/, __pycache__): none may reach the tarball.
+The tarball is built once per run (the session fixture ``installed`` of conftest.py, galaxy_build.py) from a copy
+of this working tree with run leftovers planted in it (results databases, .hypothesis/, tosca/.opera/, out/,
+__pycache__): none may reach the tarball.
 """
 
 from __future__ import annotations
@@ -16,55 +17,12 @@ import tarfile
 
 import pytest
 import yaml
-from helpers import ROOT
+from galaxy_build import BIN, LEFTOVERS
+from galaxy_build import env as _env
 
-BIN = os.path.dirname(sys.executable)
-LEFTOVERS = (".hypothesis/examples/x", "tosca/.opera/state.json", "benchmarks/results/bench.sqlite",
-             "benchmarks/results/bench.sqlite-wal", "out/job.sbatch", "tests/output/robustness.json",
-             "plugins/module_utils/__pycache__/dsl.cpython-311.pyc", ".pytest_cache/v/x", "changelogs/.plugin-cache.yaml")
 HELLO = {"job": {"job_options": {"job_name": "hello-installed"},
                  "application": {"executable": "/bin/echo", "arguments": "hello from the installed collection"},
                  "target": {"job_scheduler_type": "local"}}}
-
-
-def _tracked_and_new():
-    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
-                         check=True).stdout.decode()
-    return [p for p in out.split("\0") if p and os.path.lexists(os.path.join(ROOT, p))]
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """(tarball, collections path, installed root) of a tarball built from a copy with leftovers planted."""
-    base = tmp_path_factory.mktemp("galaxy")
-    source = base / "source"
-    for rel in _tracked_and_new():
-        target = source / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if os.path.islink(os.path.join(ROOT, rel)):
-            os.symlink(os.readlink(os.path.join(ROOT, rel)), target)
-        else:
-            shutil.copy2(os.path.join(ROOT, rel), target)
-    for rel in LEFTOVERS:
-        (source / rel).parent.mkdir(parents=True, exist_ok=True)
-        (source / rel).write_text("leftover\n")
-    env = _env(base)
-    subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--output-path", str(base), "."],
-                   cwd=str(source), env=env, check=True, capture_output=True)
-    tarball = next(str(base / name) for name in os.listdir(base) if name.endswith(".tar.gz"))
-    collections = base / "collections"
-    subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--offline", "-p",
-                    str(collections), tarball], cwd=str(base), env=env, check=True, capture_output=True)
-    return tarball, str(collections), str(collections / "ansible_collections" / "sodalite" / "modak")
-
-
-def _env(cwd, collections=None):
-    env = dict(os.environ, PWD=str(cwd), ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="False",
-               ANSIBLE_INVENTORY_UNPARSED_WARNING="False", PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
-    env.pop("ANSIBLE_CONFIG", None)
-    if collections:
-        env["ANSIBLE_COLLECTIONS_PATH"] = collections
-    return env
 
 
 @pytest.fixture

@@ -1,6 +1,9 @@
-"""The EXAMPLES of every module (what `ansible-doc` shows) run as written, as tasks of a playbook at the root of a copy
-of the checkout (where their relative paths point). An example that needs a cluster or a site's files is named
-in ELSEWHERE with the test that runs the same task for real; a new example in neither list fails the test.
+"""The EXAMPLES of every module (what `ansible-doc` shows) run as written, as tasks of a playbook: at the root of a
+copy of the checkout (where their relative paths point), and in a separate project directory against the
+collection installed from its Galaxy tarball, with no ansible.cfg, the project holding what the examples take as
+given (the collection's examples/ folder copied in, as docs/quickstart.md does, job.yml, results/bench.sqlite).
+An example that needs a cluster or a site's files is named in ELSEWHERE with the test that runs the same task
+for real; a new example in neither list fails the test.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import shutil
 import subprocess
 import sys
 
+import galaxy_build
 import pytest
 import yaml
 from helpers import ROOT
@@ -53,10 +57,24 @@ def test_every_example_runs_here_or_elsewhere():
     assert [name for name in ELSEWHERE if name not in names] == [], "ELSEWHERE names examples that are gone"
 
 
+def _given(dest):
+    """What the examples take as given, put into ``dest``: job.yml next to the playbook, and this host's benchmark
+    records in results/bench.sqlite."""
+    shutil.copy(os.path.join(ROOT, "examples", "pytorch-cpu-slurm.yaml"), dest / "job.yml")
+    sys.path.insert(0, os.path.join(ROOT, "collections"))
+    from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
+    with open(os.path.join(ROOT, "tests", "data", "perf", "records-grid.jsonl"), encoding="utf-8") as handle:
+        records = [json.loads(line) for line in handle if line.strip()]
+    facts = store.hardware.facts()
+    for record in records:        # the records as if this host had run them
+        record["hardware"] = dict(facts)
+    (dest / "results").mkdir()
+    store.append(str(dest / "results" / "bench.sqlite"), records)
+
+
 @pytest.fixture(scope="module")
 def checkout(tmp_path_factory):
-    """A copy of the checkout, with what the examples take as given: job.yml next to the playbook, and this
-    host's benchmark records in results/bench.sqlite."""
+    """(project directory, environment): a copy of the checkout, with its ansible.cfg."""
     dest = tmp_path_factory.mktemp("examples") / "checkout"
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True,
                            check=True).stdout.decode().split("\0")
@@ -69,33 +87,38 @@ def checkout(tmp_path_factory):
             os.symlink(os.readlink(source), dest / rel)
         else:
             shutil.copy2(source, dest / rel)
-    shutil.copy(os.path.join(ROOT, "examples", "pytorch-cpu-slurm.yaml"), dest / "job.yml")
-    sys.path.insert(0, os.path.join(ROOT, "collections"))
-    from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
-    with open(os.path.join(ROOT, "tests", "data", "perf", "records-grid.jsonl"), encoding="utf-8") as handle:
-        records = [json.loads(line) for line in handle if line.strip()]
-    facts = store.hardware.facts()
-    for record in records:        # the records as if this host had run them
-        record["hardware"] = dict(facts)
-    (dest / "results").mkdir()
-    store.append(str(dest / "results" / "bench.sqlite"), records)
-    return dest
+    _given(dest)
+    return dest, dict(os.environ, ANSIBLE_CONFIG=str(dest / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+                      ANSIBLE_LOCALHOST_WARNING="False", PWD=str(dest))
 
 
+@pytest.fixture(scope="module")
+def project(installed, tmp_path_factory):
+    """(project directory, environment): a directory of the user's own, the collection installed from its
+    tarball, the collection's examples/ folder copied in; no ansible.cfg."""
+    dest = tmp_path_factory.mktemp("examples") / "project"
+    shutil.copytree(os.path.join(installed[2], "examples"), dest / "examples")
+    _given(dest)
+    return dest, galaxy_build.env(dest, installed[1])
+
+
+@pytest.mark.parametrize("where", ["checkout", "project"])
 @pytest.mark.parametrize("module", MODULES)
-def test_the_examples_run_as_written_from_a_checkout(checkout, module, tmp_path):
+def test_the_examples_run_as_written(request, where, module):
+    """From a checkout, and from an installed tarball in a separate project directory."""
     tasks = [task for task in examples(module) if task["name"] not in ELSEWHERE]
     if not tasks:
         pytest.skip("every example of %s needs a cluster or a site's files (ELSEWHERE)" % module)
-    book = checkout / ("examples-%s.yml" % module)
+    directory, env = request.getfixturevalue(where)
+    book = directory / ("examples-%s.yml" % module)
     book.write_text(yaml.safe_dump([{"name": "EXAMPLES of %s" % module, "hosts": "localhost", "connection": "local",
                                      "gather_facts": False, "vars": {"registry_password": "not-used-here"},
                                      "tasks": tasks}], sort_keys=False))
-    env = dict(os.environ, ANSIBLE_CONFIG=str(checkout / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="False", PWD=str(checkout))
     done = subprocess.run([os.path.join(BIN, "ansible-playbook"), str(book), "-e",
-                           "ansible_python_interpreter=%s" % sys.executable], cwd=str(checkout), env=env,
+                           "ansible_python_interpreter=%s" % sys.executable], cwd=str(directory), env=env,
                           capture_output=True, text=True, check=False, timeout=900)
     assert done.returncode == 0 and "failed=0" in done.stdout, done.stdout[-4000:] + done.stderr[-2000:]
     for task in tasks:
         assert "TASK [%s]" % task["name"] in done.stdout
+    if where == "project":
+        assert not os.path.exists(os.path.join(str(directory), "ansible.cfg"))
