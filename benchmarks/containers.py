@@ -9,9 +9,10 @@ average recorded with every run. Arms, by what they isolate:
 
   (a) image alone, identical settings (framework defaults: threads = all cores, batch 64, fp32, eager):
       bare (the host's Python and torch), official (official-style image: Debian, Python, the same torch wheel,
-      nothing tuned), modak_image (modak's recipe image: jemalloc, OpenMP placement, the same wheel)
+      nothing tuned), modak_image (modak's recipe image: OpenMP placement, jemalloc installed but not preloaded,
+      the same wheel)
   (b) settings that keep the training the same, on modak's image, each alone against modak_image: threads,
-      allocator (jemalloc off), OpenMP placement off, oneDNN off, channels-last, torch.compile; and
+      allocator (the image's jemalloc preloaded), OpenMP placement off, oneDNN off, channels-last, torch.compile; and
       modak_same_training: what modak's job script sets, restricted to those knobs
   (c) settings that change the training (batch size, precision): only those the DSL's tuning allows,
       reported apart; modak_full is everything modak's job script sets
@@ -50,7 +51,7 @@ sys.path.insert(0, os.path.join(ROOT, "collections"))
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipeline  # noqa: E402
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog  # noqa: E402
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import hardware, predictor, search, store  # noqa: E402
-from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate  # noqa: E402
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import blocks, generate  # noqa: E402
 
 WORKLOAD_DIR = os.path.join(HERE, "workload")
 HARDWARE = os.path.join(ROOT, "plugins", "module_utils", "perf", "hardware.py")
@@ -79,7 +80,6 @@ PAPER = {"custom_container_pytorch_cpu_gain": 0.17, "graph_compiler_gain_up_to":
 GOALS = {"modak_vs_official_every_run": ">= 1.0", "modak_full_vs_official": ">= 1.3 where the DSL allows batch "
          "size and precision", "image_alone_modak_vs_official": ">= 1.10", "same_training_vs_defaults": ">= 1.3",
          "container_overhead": "<= 0.03"}
-HOST_JEMALLOC = "/usr/lib/%s-linux-gnu/libjemalloc.so.2"
 
 
 def ch_env(extra=None):
@@ -213,16 +213,14 @@ def knob_args(config, knobs):
 def arms_for(settings, images, cores, smoke, resnet_batch=16):
     """{name: arm}: where it runs, its arguments and environment, and the group it belongs to."""
     default = list(DEFAULT_ARGS)
-    image_env_ = sorted(images["modak_env"].items())
-    arch = hardware.facts()["arch"]
-    host_env = [(k, HOST_JEMALLOC % arch if k == "LD_PRELOAD" else v) for k, v in image_env_]
+    host_env = sorted(images["modak_env"].items())
+    jemalloc = list(blocks.TunedRuntime(hardware.facts()["arch"]).preload_variables)
     arms = {
         "bare": {"group": "image", "where": "bare", "args": default},
         "official": {"group": "image", "where": "official", "args": default},
         "modak_image": {"group": "image", "where": "modak", "args": default},
         "bare_same_software": {"group": "overhead", "where": "bare", "args": default, "env": host_env},
-        "jemalloc_off": {"group": "same_training", "where": "modak", "args": default,
-                         "unset": ["LD_PRELOAD", "MALLOC_CONF"]},
+        "jemalloc": {"group": "same_training", "where": "modak", "args": default, "env": jemalloc},
         "omp_placement_off": {"group": "same_training", "where": "modak", "args": default,
                               "unset": ["OMP_PROC_BIND", "OMP_PLACES"]},
         "onednn_off": {"group": "same_training", "where": "modak", "args": default + ["--onednn", "off"]},

@@ -430,10 +430,13 @@ class MathLibs(Block):
 
 
 class TunedRuntime(Block):
-    """The CPU runtime modak tunes for framework images: jemalloc as the allocator and OpenMP placement.
+    """The CPU runtime of framework images: OpenMP placement, and jemalloc installed beside the system allocator.
 
     Threads are not fixed in the image: the job script exports ``OMP_NUM_THREADS`` (and overrides these
-    defaults) with the settings modak chose for the job.
+    defaults) with the settings modak chose for the job. jemalloc is not preloaded unless asked for: on the
+    project's AMD EPYC machine a preloaded jemalloc made MNIST-CNN training 1.3x slower than the system allocator
+    (docs/performance.md), so it is a choice a job makes (``application.environment``: ``LD_PRELOAD`` and
+    ``MALLOC_CONF`` as ``preload_variables`` gives them), never the image's default.
 
     # Parameters
 
@@ -441,10 +444,13 @@ class TunedRuntime(Block):
 
     omp: set ``OMP_PROC_BIND=close`` and ``OMP_PLACES=cores``. Default true.
 
+    preload: preload jemalloc in the image's environment. Default false.
+
     # Examples
 
     ```python
-    TunedRuntime("x86_64")   # LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2, MALLOC_CONF=...
+    TunedRuntime("x86_64")                 # OMP_PROC_BIND=close, OMP_PLACES=cores; libjemalloc2 installed
+    TunedRuntime("x86_64", preload=True)   # and LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2, MALLOC_CONF=...
     ```
     """
 
@@ -456,25 +462,38 @@ class TunedRuntime(Block):
     MALLOC_CONF = "oversize_threshold:1,metadata_thp:auto,dirty_decay_ms:9000000000,muzzy_decay_ms:9000000000"
     packages = ("libjemalloc2",)
 
-    def __init__(self, arch, omp=True):
+    def __init__(self, arch, omp=True, preload=False):
         if arch not in self.TRIPLETS:
             raise RecipeError("no tuned runtime is known for the architecture %r" % arch)
         self.arch = arch
         self.omp = bool(omp)
+        self.preload = bool(preload)
+
+    @property
+    def preload_variables(self):
+        """The environment that preloads the image's jemalloc."""
+        return (("LD_PRELOAD", "/usr/lib/%s/libjemalloc.so.2" % self.TRIPLETS[self.arch]),
+                ("MALLOC_CONF", self.MALLOC_CONF))
 
     @property
     def variables(self):
-        pairs = [("LD_PRELOAD", "/usr/lib/%s/libjemalloc.so.2" % self.TRIPLETS[self.arch]),
-                 ("MALLOC_CONF", self.MALLOC_CONF)]
+        pairs = list(self.preload_variables) if self.preload else []
         if self.omp:
             pairs.extend([("OMP_PROC_BIND", "close"), ("OMP_PLACES", "cores")])
         return tuple(pairs)
 
     def primitives(self):
-        return [Comment("tuned runtime: jemalloc, OpenMP placement"), Env(self.variables)]
+        what = "jemalloc preloaded" if self.preload else "jemalloc installed, not preloaded"
+        if self.omp:
+            what += ", OpenMP placement"
+        out = [Comment("tuned runtime: %s" % what)]
+        if self.variables:
+            out.append(Env(self.variables))
+        return out
 
     def as_dict(self):
-        return {"block": self.title, "arch": self.arch, "variables": dict(self.variables)}
+        return {"block": self.title, "arch": self.arch, "variables": dict(self.variables),
+                "jemalloc_preloaded": self.preload}
 
 
 class GraphCompiler(Block):

@@ -16,10 +16,8 @@ COPY wheels /opt/modak/wheels
 RUN pip install --no-cache-dir --no-index --find-links /opt/modak/wheels torch==2.13.0 && \
     rm -rf /opt/modak/wheels
 
-# tuned runtime: jemalloc, OpenMP placement
-ENV LD_PRELOAD="/usr/lib/x86_64-linux-gnu/libjemalloc.so.2" \
-    MALLOC_CONF="oversize_threshold:1,metadata_thp:auto,dirty_decay_ms:9000000000,muzzy_decay_ms:9000000000" \
-    OMP_PROC_BIND="close" \
+# tuned runtime: jemalloc installed, not preloaded, OpenMP placement
+ENV OMP_PROC_BIND="close" \
     OMP_PLACES="cores"
 
 LABEL modak.accelerator="none" \
@@ -31,7 +29,7 @@ LABEL modak.accelerator="none" \
       modak.math="mkl,onednn" \
       modak.name="modak-pytorch-2.13.0-cpu-x86-64-v2" \
       modak.version="2.13.0" \
-      modak.recipe.sha256="f6956a6253ce4904423f4a442cb30468c2958f65861496dea6267450940943aa"
+      modak.recipe.sha256="ba180de5620316b8fac1a33f7dc3787f5c5b079da1e5cdd7f289782c725ebd08"
 
 # test
 RUN python3 -c 'import torch; print(torch.__version__)'

@@ -25,10 +25,8 @@ RUN export CFLAGS='-march=sapphirerapids -mtune=sapphirerapids' CXXFLAGS='-march
 RUN pip install --no-cache-dir mkl
 ENV MKL_ENABLE_INSTRUCTIONS="AVX512"
 
-# tuned runtime: jemalloc, OpenMP placement
-ENV LD_PRELOAD="/usr/lib/x86_64-linux-gnu/libjemalloc.so.2" \
-    MALLOC_CONF="oversize_threshold:1,metadata_thp:auto,dirty_decay_ms:9000000000,muzzy_decay_ms:9000000000" \
-    OMP_PROC_BIND="close" \
+# tuned runtime: jemalloc installed, not preloaded, OpenMP placement
+ENV OMP_PROC_BIND="close" \
     OMP_PLACES="cores"
 
 # graph compilers: inductor
@@ -45,7 +43,7 @@ LABEL modak.accelerator="none" \
       modak.math="mkl,onednn" \
       modak.name="modak-pytorch-2.5.1-cpu-sapphirerapids" \
       modak.version="2.5.1" \
-      modak.recipe.sha256="34121b87717e2801c687eb65294440c990e3132fad1f0d99ff6abd003d336ecb"
+      modak.recipe.sha256="3460c997ed6853c63e4758c8fa06ca702dda8552005013ef6e6858ca4963ccac"
 
 # test
 RUN python3 -c 'import torch; print(torch.__version__)'
