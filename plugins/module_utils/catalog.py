@@ -10,6 +10,7 @@ file of the same form can replace it. Entries are checked against
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -124,9 +125,11 @@ def checker(rules):
             tests = [_TYPES[name] for name in ([rule] if isinstance(rule, str) else rule)]
             checks.append(tests[0] if len(tests) == 1 else lambda v, tests=tests: any(test(v) for test in tests))
         elif key == "enum":
-            # as JSON compares: true is not 1
-            checks.append(lambda v, choices=tuple(rule): any(
-                isinstance(v, bool) is isinstance(choice, bool) and v == choice for choice in choices))
+            # as JSON compares: true is not 1; a text is looked up in a set (every catalog value passes here)
+            texts = frozenset(choice for choice in rule if isinstance(choice, str))
+            others = tuple(choice for choice in rule if not isinstance(choice, str))
+            checks.append(lambda v, texts=texts, others=others: v in texts if isinstance(v, str) else any(
+                isinstance(v, bool) is isinstance(choice, bool) and v == choice for choice in others))
         elif key == "pattern":
             search = re.compile(rule).search
             checks.append(lambda v, search=search: not isinstance(v, str) or search(v) is not None)
@@ -198,13 +201,15 @@ def fits(data):
     return _CATALOG_CHECK[0](data)
 
 
-def image_from_entry(entry, recipe=None):
+def image_from_entry(entry, recipe=None, parse_version=versions.parse):
+    """The Image of a checked catalog entry; ``parse_version`` reads its version (from_data passes a memo: a
+    catalog repeats its versions)."""
     mpi = entry.get("mpi") or {}
     return Image(
         name=entry["name"],
         uri=entry["uri"],
         framework=entry["framework"],
-        version=versions.parse(str(entry["version"])),
+        version=parse_version(str(entry["version"])),
         kind=entry.get("kind", "framework"),
         build=entry.get("build", "official"),
         arch=entry.get("arch", "x86_64"),
@@ -284,15 +289,16 @@ class ImageCatalog(object):
             raise CatalogError("catalog %s is malformed:\n  - %s" % (source, "\n  - ".join(shown)))
         names = set()
         images = []
+        parse_version = functools.lru_cache(maxsize=None)(versions.parse)   # for this catalog only
         for entry in data["images"]:
             if entry["name"] in names:
                 raise CatalogError("catalog %s: image name %r appears twice" % (source, entry["name"]))
             names.add(entry["name"])
             if "recipe" in entry:
                 resolved, spec = recipe_images.resolve(entry, build_prefix, base_image, source)
-                images.append(image_from_entry(resolved, spec))
+                images.append(image_from_entry(resolved, spec, parse_version))
             else:
-                images.append(image_from_entry(entry))
+                images.append(image_from_entry(entry, parse_version=parse_version))
         return cls(images, source, build_prefix, base_image)
 
     def recipe_image(self, spec, source="the request"):

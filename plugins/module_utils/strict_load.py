@@ -179,14 +179,21 @@ def _yaml_guard(text, limits):
 
 
 def depth(value, level=0, limit=64):
-    """The nesting depth of plain data (counting stops past ``limit``)."""
+    """The nesting depth of plain data (counting stops past ``limit``); only containers are descended into (a
+    catalog of 10,000 images holds 70,000 texts)."""
     if level > limit:
         return level
     if isinstance(value, dict):
-        return max([depth(v, level + 1, limit) for v in value.values()] or [level + 1])
-    if isinstance(value, list):
-        return max([depth(v, level + 1, limit) for v in value] or [level + 1])
-    return level
+        children = value.values()
+    elif isinstance(value, list):
+        children = value
+    else:
+        return level
+    deepest = level + 1
+    for child in children:
+        if isinstance(child, (dict, list)):
+            deepest = max(deepest, depth(child, level + 1, limit))
+    return deepest
 
 
 def loads(text, fmt="auto", limits=DSL):

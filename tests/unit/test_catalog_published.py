@@ -171,6 +171,9 @@ def test_the_build_request_is_the_recipe_document_and_the_push_target(catalog):
     {"name": "x", "labels": {"a": "b"}, "uri": "docker://a/b:1", "framework": "tf", "version": "2"},
     {"name": "x", "labels": {"a": 1}, "uri": "docker://a/b:1", "framework": "tf", "version": "2"},
     {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "accelerator": True},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "accelerator": 1, "build": None},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "accelerator": "amd", "build": "official"},
+    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "math": ["mkl", ["mkl"]]},
     ["not", "an", "entry"],
 ])
 def test_the_quick_check_agrees_with_jsonschema(entry):
