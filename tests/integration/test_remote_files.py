@@ -20,12 +20,12 @@ EXAMPLE = os.path.join(ROOT, "examples", "tensorflow-xla-gpu-torque.json")
 def run(tmp_path, *extra, interpreter=sys.executable, path=None, check=False):
     """ansible-playbook of one optimise task writing tmp_path/out; (returncode, output, the task's result)."""
     book = tmp_path / "book.yml"
-    book.write_text(yaml.safe_dump([{
-        "name": "optimise", "hosts": "localhost", "connection": "local", "gather_facts": False,
-        "vars": {"ansible_python_interpreter": interpreter},
-        "tasks": [{"name": "Optimise", "sodalite.modak.optimise": {"dsl_file": EXAMPLE, "output_dir": str(
-            tmp_path / "out")}, "register": "optimised"},
-                  {"name": "Show", "ansible.builtin.debug": {"msg": "RESULT {{ optimised | to_json }}"}}]}]))
+    tasks = [{"name": "Optimise", "sodalite.modak.optimise": {"dsl_file": EXAMPLE, "output_dir": str(tmp_path / "out")},
+              "register": "optimised"},
+             {"name": "Show", "ansible.builtin.debug": {"msg": "RESULT {{ optimised | to_json }}"}}]
+    book.write_text(yaml.safe_dump([{"name": "optimise", "hosts": "localhost", "connection": "local",
+                                     "gather_facts": False, "vars": {"ansible_python_interpreter": interpreter},
+                                     "tasks": tasks}]))
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_STDOUT_CALLBACK="default", ANSIBLE_LOCALHOST_WARNING="False")
     if path is not None:
