@@ -7,6 +7,7 @@ import importlib.util
 import os
 import subprocess
 
+import pytest
 from helpers import ROOT
 
 
@@ -41,3 +42,14 @@ def test_scripts_test_refuses_an_unknown_tier():
     done = subprocess.run([os.path.join(ROOT, "scripts", "test"), "--tier", "everything"], capture_output=True,
                           text=True, check=False)
     assert done.returncode == 2 and "unknown tier 'everything'" in done.stderr
+
+
+@pytest.mark.integration   # two pytest runs in subprocesses: seconds, so not in the unit tier it checks
+def test_the_unit_tier_alone_spreads_over_the_cores_unless_told():
+    """scripts/test --tier unit adds pytest-xdist's -n auto (the unit tests share no service); -n given wins."""
+    argv = [os.path.join(ROOT, "scripts", "test"), "--tier", "unit", os.path.join("tests", "unit", "test_versions.py"),
+            "-k", "span", "-q"]
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0 and "bringing up nodes" in done.stdout, done.stdout
+    done = subprocess.run(argv + ["-n", "0"], cwd=ROOT, capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 0 and "bringing up nodes" not in done.stdout, done.stdout
