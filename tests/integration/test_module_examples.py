@@ -1,7 +1,7 @@
 """The EXAMPLES of every module (what `ansible-doc` shows) run as written, as tasks of a playbook: at the root of a
 copy of the checkout (where their relative paths point), and in a separate project directory against the
 collection installed from its Galaxy tarball, with no ansible.cfg, the project holding what the examples take as
-given (the collection's examples/ folder copied in, as docs/quickstart.md does, job.yml, results/bench.sqlite).
+given (the collection's examples/ folder copied in, as README.md says, job.yml, results/bench.sqlite).
 An example that needs a cluster or a site's files is named in ELSEWHERE with the test that runs the same task
 for real; a new example in neither list fails the test.
 """
