@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 
-GROUPS = ("image", "same_training", "changes_training", "overhead", "graph_compiler")
-IMAGE_ARMS = ("bare", "official", "modak_image", "bare_same_software", "compile", "resnet18_eager", "resnet18_compile")
-RATIO_KEYS = ("median", "min", "max", "spread", "n", "runs", "reference", "arm")
+GROUPS = ("image", "same_training", "changes_training", "overhead", "graph_compiler", "control")
+IMAGE_ARMS = ("bare", "official", "official_again", "modak_image", "bare_same_software", "compile", "resnet18_eager",
+              "resnet18_compile")
+RATIO_KEYS = ("median", "min", "max", "spread", "n", "runs", "reference", "arm", "ci90")
 
 
 def _ratio(found, where, value):
@@ -14,6 +15,8 @@ def _ratio(found, where, value):
         found.append("%s is not a ratio summary" % where)
     elif not (value["min"] <= value["median"] <= value["max"]) or value["n"] != len(value["runs"]):
         found.append("%s: min, median, max or n do not fit" % where)
+    elif not value["min"] <= value["ci90"][0] <= value["ci90"][1] <= value["max"]:
+        found.append("%s: the 90 %% interval of the median is not within the rounds" % where)
 
 
 def problems(data):
@@ -48,6 +51,10 @@ def problems(data):
     _ratio(found, "image_alone.modak_vs_official", c["image_alone"]["modak_vs_official"])
     _ratio(found, "image_alone.official_vs_bare", c["image_alone"]["official_vs_bare"])
     _ratio(found, "overhead.modak_image_vs_bare_same_software", c["overhead"]["modak_image_vs_bare_same_software"])
+    _ratio(found, "overhead.focused", c["overhead"]["focused"])
+    if c["overhead"]["focused"]["n"] != reps + data["method"]["overhead_rounds"]:
+        found.append("overhead.focused does not pair every round and overhead round")
+    _ratio(found, "control.official_vs_official_again", c["control"]["official_vs_official_again"])
     _ratio(found, "modak_vs_official", c["modak_vs_official"])
     for group in ("same_training", "changes_training"):
         for name, value in c[group].items():

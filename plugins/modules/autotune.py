@@ -98,6 +98,16 @@ options:
         O(max_runs) counts configurations, so it covers the repeats.
     type: int
     default: 3
+  confirm:
+    description:
+      - When the search ends on a configuration other than the framework default, this many rounds run the
+        default and that choice alternately (the default first in even rounds, the choice first in odd ones),
+        and the choice is kept only when these interleaved runs show it faster beyond their noise (Welch's
+        one-sided test on log time at 95 %, Student's t quantile). Runs made in blocks, one configuration after
+        another, can differ by the machine's drift alone.
+      - V(0) decides on the runs the search made.
+    type: int
+    default: 3
 requirements:
   - PyYAML
   - jsonschema >= 4
@@ -125,6 +135,7 @@ EXAMPLES = r"""
     run_prefix: [ch-run, --set-env, -b, /scratch/mnist, -c, /scratch/mnist, /var/tmp/images/modak-pytorch, --]
     image: docker://localhost:5000/modak/modak-pytorch-2.13.0-cpu-x86-64-v2:f6956a6253ce
     repeats: 3
+    confirm: 4
 """
 
 RETURN = r"""
@@ -161,7 +172,11 @@ env:
   returned: success
   type: dict
 runs:
-  description: Runs of the application made by this call.
+  description: Runs of the application made by this call (the confirmation rounds' included).
+  returned: success
+  type: int
+confirm_runs:
+  description: Runs made in the interleaved confirmation rounds (0 when the search ended on the default).
   returned: success
   type: int
 measured:
@@ -239,12 +254,13 @@ def run(module):
                                    params["extra_args"], params["max_runs"], params["min_gain"], params["timeout"],
                                    log, run_prefix=params["run_prefix"],
                                    environment=dict((str(k), str(v)) for k, v in params["environment"].items()),
-                                   image=params["image"], repeats=params["repeats"])
+                                   image=params["image"], repeats=params["repeats"],
+                                   confirm=params["confirm"])
     choice = result["choice"]
     return dict(changed=result["runs"] > 0, choice=choice, choice_key=store.config_key(choice),
                 model_choice=result.get("model_choice", choice), kept=result["kept"], decision=result["decision"],
                 args=search.arguments(choice, knobs), env={"OMP_NUM_THREADS": str(choice["threads"])},
-                runs=result["runs"], measured=log, stop_reason=result["stop_reason"],
+                runs=result["runs"], confirm_runs=result.get("confirm_runs", 0), measured=log, stop_reason=result["stop_reason"],
                 predicted_s_per_sample=result["predicted_s"], load=result["load"], default=result["default"],
                 candidates=len(result["candidates"]), hw_class=result["hw_class"],
                 previous_records=result["previous_records"], steps=result["steps"])
@@ -267,6 +283,7 @@ def main():
             environment=dict(type="dict", default={}),
             image=dict(type="str"),
             repeats=dict(type="int", default=3),
+            confirm=dict(type="int", default=3),
         ),
         required_one_of=[("dsl", "dsl_file")],
         mutually_exclusive=[("dsl", "dsl_file")],

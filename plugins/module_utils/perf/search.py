@@ -29,10 +29,11 @@ AUTOTUNE_HOWTO = ("ansible-playbook playbooks/autotune.yml -e dsl_file=<this DSL
 MIN_RECORDS = 6
 MIN_CONFIGS = 3
 # never slower than the default: a tuned choice is kept only when its repeated runs beat the default's, where the
-# job runs, by more than the noise measured there (one-sided test on log time, 95 %)
+# job runs, by more than the noise measured there (Welch's one-sided test on log time, 95 %, Student's t quantile)
 MIN_REPEATS = 2
-Z_KEEP = 1.645
+Z_KEEP = 1.645       # the normal 95 % quantile the t quantile expands around
 NOISE_FLOOR = 0.03   # sd of log time assumed at least (two runs of each can agree by chance)
+CONFIRM_PHASE = "confirm"
 DEFAULT_BATCH = 64
 EPOCH_SAMPLES = 60000
 
@@ -241,50 +242,72 @@ def context_of(record):
     return image if isinstance(image, str) and image else None
 
 
-def noise(records):
-    """Pooled within-configuration sd of log(time per sample), and its degrees of freedom (None, 0 without
-    repeated runs)."""
-    squares, dof = 0.0, 0
-    for rows in perf_model.by_config(records).values():
-        logs = [math.log(float(r["timing"]["per_sample_s"])) for r in rows]
-        if len(logs) > 1:
-            mean = sum(logs) / len(logs)
-            squares += sum((v - mean) ** 2 for v in logs)
-            dof += len(logs) - 1
-    return (math.sqrt(squares / dof) if dof else None), dof
+def t_quantile(dof):
+    """Student's t one-sided 95 % quantile for ``dof`` degrees of freedom (fractional ones rounded down, so the
+    test errs on the side of the default): exact for 1 and 2, else the Cornish-Fisher expansion around the normal
+    quantile (Abramowitz and Stegun 26.7.5), within 0.1 % of the tables from 3 up."""
+    dof = max(1, int(math.floor(dof)))
+    if dof == 1:
+        return math.tan(math.pi * 0.45)
+    if dof == 2:
+        return 0.9 / math.sqrt(2 * 0.95 * 0.05)
+    x = Z_KEEP
+    terms = ((x ** 3 + x) / 4.0,
+             (5 * x ** 5 + 16 * x ** 3 + 3 * x) / 96.0,
+             (3 * x ** 7 + 19 * x ** 5 + 17 * x ** 3 - 15 * x) / 384.0,
+             (79 * x ** 9 + 776 * x ** 7 + 1482 * x ** 5 - 1920 * x ** 3 - 945 * x) / 92160.0)
+    return x + sum(term / dof ** (power + 1) for power, term in enumerate(terms))
+
+
+def _log_times(records, config):
+    rows = perf_model.by_config(records).get(store.config_key(config), ())
+    return [math.log(float(r["timing"]["per_sample_s"])) for r in rows]
+
+
+def _mean_var(logs):
+    mean = sum(logs) / len(logs)
+    var = sum((v - mean) ** 2 for v in logs) / (len(logs) - 1)
+    return mean, max(var, NOISE_FLOOR ** 2)
 
 
 def decide(records, choice, default):
     """Keep ``choice`` only when its measured runs beat the default's by more than the noise: (keep, why, numbers).
 
-    ``records`` are the runs where the job will run (one hardware class, application and image). Both
-    configurations need MIN_REPEATS runs; the gain is the difference of the mean log times, and it must exceed
-    Z_KEEP standard errors (the pooled within-configuration sd, at least NOISE_FLOOR)."""
+    ``records`` are the runs where the job runs (one hardware class, application and image). When both
+    configurations have MIN_REPEATS runs from interleaved confirmation rounds (``phase`` CONFIRM_PHASE: the two
+    alternated, so drift of the machine falls on both alike), only those count; otherwise all their runs do. The
+    gain is the difference of the mean log times; it must exceed Student's t quantile (Welch-Satterthwaite degrees
+    of freedom) times its standard error, each configuration's sd taken at least NOISE_FLOOR."""
     choice, default = store.normalise_config(choice), store.normalise_config(default)
     if store.config_key(choice) == store.config_key(default):
         return True, "the best configuration is the framework default", {}
-    groups = perf_model.by_config(records)
-    mine = [math.log(float(r["timing"]["per_sample_s"])) for r in groups.get(store.config_key(choice), ())]
-    base = [math.log(float(r["timing"]["per_sample_s"])) for r in groups.get(store.config_key(default), ())]
-    sd, dof = noise(records)
-    sd = max(sd or 0.0, NOISE_FLOOR)
-    numbers = {"choice_runs": len(mine), "default_runs": len(base), "noise_sd_log": sd, "noise_dof": dof}
+    confirmed = [r for r in records if r.get("phase") == CONFIRM_PHASE]
+    interleaved = (len(_log_times(confirmed, choice)) >= MIN_REPEATS
+                   and len(_log_times(confirmed, default)) >= MIN_REPEATS)
+    mine = _log_times(confirmed if interleaved else records, choice)
+    base = _log_times(confirmed if interleaved else records, default)
+    numbers = {"choice_runs": len(mine), "default_runs": len(base), "interleaved": interleaved}
     if len(mine) < MIN_REPEATS or len(base) < MIN_REPEATS:
         return False, ("%s was measured %d time(s) and the default %s %d time(s) where the job runs; %d runs of "
                        "each are needed to tell a gain from noise" % (store.config_key(choice), len(mine),
                                                                       store.config_key(default), len(base),
                                                                       MIN_REPEATS)), numbers
-    gain = sum(base) / len(base) - sum(mine) / len(mine)
-    threshold = Z_KEEP * sd * math.sqrt(1.0 / len(mine) + 1.0 / len(base))
-    numbers.update(measured_speedup=math.exp(gain), needed_speedup=math.exp(threshold))
+    (mean_c, var_c), (mean_d, var_d) = _mean_var(mine), _mean_var(base)
+    parts = (var_c / len(mine), var_d / len(base))
+    stderr = math.sqrt(sum(parts))
+    dof = sum(parts) ** 2 / (parts[0] ** 2 / (len(mine) - 1) + parts[1] ** 2 / (len(base) - 1))
+    gain = mean_d - mean_c
+    threshold = t_quantile(dof) * stderr
+    numbers.update(measured_speedup=math.exp(gain), needed_speedup=math.exp(threshold), dof=dof,
+                   noise_sd_log=[math.sqrt(var_c), math.sqrt(var_d)])
+    runs = "%d and %d %sruns" % (len(mine), len(base), "interleaved " if interleaved else "")
     if gain <= threshold:
-        return False, ("%s measured %.2fx the default %s (%d and %d runs), not more than the noise allows "
-                       "(%.2fx needed at a run-to-run sd of %.0f %%)" % (
-                           store.config_key(choice), math.exp(gain), store.config_key(default), len(mine), len(base),
-                           math.exp(threshold), 100 * sd)), numbers
-    return True, ("%s measured %.2fx the default %s (%d and %d runs), above the %.2fx the noise allows" % (
-        store.config_key(choice), math.exp(gain), store.config_key(default), len(mine), len(base),
-        math.exp(threshold))), numbers
+        return False, ("%s measured %.2fx the default %s (%s), not more than the noise allows (%.2fx needed at "
+                       "run-to-run sds of %.0f %% and %.0f %%)" % (
+                           store.config_key(choice), math.exp(gain), store.config_key(default), runs,
+                           math.exp(threshold), 100 * math.sqrt(var_c), 100 * math.sqrt(var_d))), numbers
+    return True, ("%s measured %.2fx the default %s (%s), above the %.2fx the noise allows" % (
+        store.config_key(choice), math.exp(gain), store.config_key(default), runs, math.exp(threshold))), numbers
 
 
 def arguments(config, knobs):

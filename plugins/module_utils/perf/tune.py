@@ -12,7 +12,10 @@ Every run is appended to the results store at once, so an interrupted search kee
 Autotuning measures where the job runs: ``run_prefix`` is the command the job script runs the application
 under (a container runtime's run command for the chosen image), ``environment`` the variables the job script
 sets, and ``image`` the image reference the records are stored with (optimise counts only runs measured in the
-image it chooses). Each configuration runs ``repeats`` times, so a gain can be told from noise.
+image it chooses). Each configuration runs ``repeats`` times, so a gain can be told from noise; when the search
+ends on a configuration other than the default, ``confirm`` rounds run the two alternately (default first in
+even rounds, the choice first in odd ones, so a drift of the machine falls on both alike), and the decision to
+keep the choice is taken on those interleaved runs (``search.decide``).
 """
 
 from __future__ import annotations
@@ -100,11 +103,13 @@ def candidates_for(request, host):
 
 
 def autotune_request(request, store_path, host, interpreter=None, cwd=None, extra_args=(), max_runs=None,
-                     min_gain=0.02, timeout=None, log=None, run_prefix=(), environment=None, image=None, repeats=3):
+                     min_gain=0.02, timeout=None, log=None, run_prefix=(), environment=None, image=None, repeats=3,
+                     confirm=3):
     """Run ``search.autotune`` with real runs of the request's application; records go to the store.
 
     ``run_prefix``, ``environment`` and ``image``: where the job runs (see the module's doc); ``repeats``: runs of
-    each configuration measured; ``max_runs`` counts configurations."""
+    each configuration measured; ``max_runs`` counts configurations; ``confirm``: interleaved rounds of the default
+    and the search's choice before the decision (0: the decision uses the runs the search made)."""
     tuning = dict(request.opt.tuning) if request.opt is not None and request.opt.tuning else {}
     if not tuning:
         raise TuneError("the DSL has no optimisation.tuning search space")
@@ -120,10 +125,12 @@ def autotune_request(request, store_path, host, interpreter=None, cwd=None, extr
     run_env.update(environment or {})
     repeats = max(1, int(repeats or 1))
 
-    def measure_once(config):
+    def measure_once(config, phase=None):
         argv = application_argv(request.app.argv, config, tuning, interpreter, extra_args, run_prefix)
         record = run_application(argv, config, cwd, timeout, env=run_env, hardware=host)
         record["application"] = application
+        if phase:
+            record["phase"] = phase
         record["context"] = {"image": image or None, "environment": sorted((environment or {}).items()),
                              "run_prefix": list(run_prefix)}
         if store.hardware_class(record.get("hardware")) != hw_class:
@@ -149,9 +156,18 @@ def autotune_request(request, store_path, host, interpreter=None, cwd=None, extr
                              min_gain=min_gain, hw_class=hw_class)
     if not any(store.config_key(r["config"]) == store.config_key(base) for r in result["history"]):
         result["history"].extend(measure(base))   # the default is what a choice has to beat
+    confirmed = []
+    if store.config_key(result["choice"]) != store.config_key(base):
+        for round_ in range(max(0, int(confirm or 0))):
+            for config in ((base, result["choice"]) if round_ % 2 == 0 else (result["choice"], base)):
+                confirmed.append(measure_once(config, search.CONFIRM_PHASE))
+        result["history"].extend(confirmed)
+        result["new_records"].extend(confirmed)
+        result["runs"] += len(confirmed)
     keep, why, numbers = search.decide([r for r in result["history"] if store.valid(r)], result["choice"], base)
     result.update({"default": base, "candidates": candidates, "hw_class": hw_class,
                    "previous_records": len(existing), "model_choice": result["choice"], "kept": keep,
                    "decision": why, "decision_numbers": numbers, "repeats": repeats,
+                   "confirm_runs": len(confirmed),
                    "choice": result["choice"] if keep else base})
     return result
