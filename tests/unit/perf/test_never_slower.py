@@ -128,7 +128,7 @@ def test_the_t_quantile_matches_the_tables():
     assert search.t_quantile(10 ** 6) == pytest.approx(search.Z_KEEP, abs=1e-5)
 
 
-# the runs autotuning made in modak's image on the AMD EPYC machine (benchmarks/results/containers.json, the quiet
+# the runs autotuning made in modak's image on the AMD EPYC machine (benchmarks/results/containers.json as committed in 459cbf7, the quiet
 # run of issue 22): three of each configuration, one configuration after another
 MEASURED_MS = {"t2-b64": (1.870, 1.506, 1.495), "t1-b64": (2.024, 2.067, 2.147), "t2-b128": (1.645, 1.217, 1.038),
                "t2-b64-bf16": (11.353, 12.421, 11.662), "t2-b64-compile": (1.989, 2.133, 2.158)}
