@@ -295,7 +295,7 @@ def summary(values):
 def median_interval(values, seed=7, resamples=BOOTSTRAP):
     """90 % bootstrap interval of the median of ``values`` (resampled with replacement, fixed seed)."""
     rng = random.Random(seed)
-    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
+    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _resample in range(resamples))
     return [medians[int(0.05 * resamples)], medians[int(0.95 * resamples) - 1]]
 
 
