@@ -417,7 +417,8 @@ def _overhead_cell(over):
 def markdown(data):
     """The table of docs/performance.md from a containers.json."""
     c = data["comparisons"]
-    rows = ["| what | comparison | speedup, median of rounds (min-max) | paper | goal |", "|---|---|---|---|---|"]
+    rows = ["| what | comparison | speedup, median of rounds (min-max; 90 % CI of the median) | paper | goal |",
+            "|---|---|---|---|---|"]
     rows.append("| (a) image alone | modak's image vs official-style, identical settings | %s | +17 %% (1.17x) | "
                 ">= 1.10x |" % _ratio_cell(c["image_alone"]["modak_vs_official"]))
     rows.append("| (a) image alone | official-style vs bare | %s | - | - |" % _ratio_cell(c["image_alone"]["official_vs_bare"]))
@@ -518,7 +519,9 @@ def main(argv=None):
                           foreign_load=[store.foreign_load(r) for r in recs],
                           loadavg=[r["loadavg_before"] for r in recs],
                           loss_last=[r["loss"]["last"] for r in recs])
-    loads = sorted(v for a in arms.values() for v in a["foreign_load"])
+    overhead_loads = {n: [store.foreign_load(r) for r in overhead_runs[n]] for n in OVERHEAD_ARMS}
+    loads = sorted([v for a in arms.values() for v in a["foreign_load"]]
+                   + [v for n in OVERHEAD_ARMS for v in overhead_loads[n]])
     avgs = [v for a in arms.values() for v in a["loadavg"]] + load_start[:1] + loadavg()[:1]
     modak_arm = next(n for n in ("modak_full", "modak_same_training", "modak_image") if n in arms)
     comparisons = {
@@ -569,6 +572,7 @@ def main(argv=None):
                    "overhead_rounds": args.overhead_rounds,
                    "overhead_runs_ms": {n: [1e3 * r["timing"]["per_sample_s"] for r in overhead_runs[n]]
                                         for n in OVERHEAD_ARMS},
+                   "overhead_foreign_load": overhead_loads,
                    "resnet_batch": 2 if args.smoke else args.resnet_batch,
                    "runtime": "charliecloud (ch-run), images built with ch-image",
                    "measure": "ms per training sample = median step time / batch size",

@@ -105,9 +105,12 @@ options:
         and the choice is kept only when these interleaved runs show it faster beyond their noise (Welch's
         one-sided test on log time at 95 %, Student's t quantile). Runs made in blocks, one configuration after
         another, can differ by the machine's drift alone.
-      - V(0) decides on the runs the search made.
+      - An even number balances the order (each configuration first equally often). Fewer than 2 rounds leave too
+        few interleaved runs to decide on; the decision then uses every run of the two (the store's included).
+        Confirmation runs of earlier calls count there as ordinary runs; C(sodalite.modak.optimise) counts every
+        confirmation of the pair in the store.
     type: int
-    default: 3
+    default: 4
 requirements:
   - PyYAML
   - jsonschema >= 4
@@ -283,7 +286,7 @@ def main():
             environment=dict(type="dict", default={}),
             image=dict(type="str"),
             repeats=dict(type="int", default=3),
-            confirm=dict(type="int", default=3),
+            confirm=dict(type="int", default=4),
         ),
         required_one_of=[("dsl", "dsl_file")],
         mutually_exclusive=[("dsl", "dsl_file")],

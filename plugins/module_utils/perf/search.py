@@ -31,7 +31,7 @@ MIN_CONFIGS = 3
 # never slower than the default: a tuned choice is kept only when its repeated runs beat the default's, where the
 # job runs, by more than the noise measured there (Welch's one-sided test on log time, 95 %, Student's t quantile)
 MIN_REPEATS = 2
-Z_KEEP = 1.645       # the normal 95 % quantile the t quantile expands around
+Z_KEEP = 1.6448536269514722   # the normal one-sided 95 % quantile the t quantile expands around
 NOISE_FLOOR = 0.03   # sd of log time assumed at least (two runs of each can agree by chance)
 CONFIRM_PHASE = "confirm"
 DEFAULT_BATCH = 64
@@ -275,7 +275,8 @@ def decide(records, choice, default):
 
     ``records`` are the runs where the job runs (one hardware class, application and image). When both
     configurations have MIN_REPEATS runs from interleaved confirmation rounds (``phase`` CONFIRM_PHASE: the two
-    alternated, so drift of the machine falls on both alike), only those count; otherwise all their runs do. The
+    alternated, so drift of the machine falls on both alike; every confirmation of the pair in ``records``), only
+    those count; otherwise all their runs do. The
     gain is the difference of the mean log times; it must exceed Student's t quantile (Welch-Satterthwaite degrees
     of freedom) times its standard error, each configuration's sd taken at least NOISE_FLOOR."""
     choice, default = store.normalise_config(choice), store.normalise_config(default)

@@ -104,12 +104,14 @@ def candidates_for(request, host):
 
 def autotune_request(request, store_path, host, interpreter=None, cwd=None, extra_args=(), max_runs=None,
                      min_gain=0.02, timeout=None, log=None, run_prefix=(), environment=None, image=None, repeats=3,
-                     confirm=3):
+                     confirm=4):
     """Run ``search.autotune`` with real runs of the request's application; records go to the store.
 
     ``run_prefix``, ``environment`` and ``image``: where the job runs (see the module's doc); ``repeats``: runs of
     each configuration measured; ``max_runs`` counts configurations; ``confirm``: interleaved rounds of the default
-    and the search's choice before the decision (0: the decision uses the runs the search made)."""
+    and the search's choice before the decision (fewer than 2: too few interleaved runs to decide on, so the
+    decision uses every run of the two, the store's included; confirmation runs of earlier calls count only as
+    ordinary runs here, so the decision is this call's)."""
     tuning = dict(request.opt.tuning) if request.opt is not None and request.opt.tuning else {}
     if not tuning:
         raise TuneError("the DSL has no optimisation.tuning search space")
@@ -164,7 +166,10 @@ def autotune_request(request, store_path, host, interpreter=None, cwd=None, extr
         result["history"].extend(confirmed)
         result["new_records"].extend(confirmed)
         result["runs"] += len(confirmed)
-    keep, why, numbers = search.decide([r for r in result["history"] if store.valid(r)], result["choice"], base)
+    mine = set(id(r) for r in confirmed)
+    decided_on = [r if r.get("phase") != search.CONFIRM_PHASE or id(r) in mine else dict(r, phase="earlier-confirm")
+                  for r in result["history"] if store.valid(r)]
+    keep, why, numbers = search.decide(decided_on, result["choice"], base)
     result.update({"default": base, "candidates": candidates, "hw_class": hw_class,
                    "previous_records": len(existing), "model_choice": result["choice"], "kept": keep,
                    "decision": why, "decision_numbers": numbers, "repeats": repeats,
