@@ -519,7 +519,10 @@ def main(argv=None):
                           foreign_load=[store.foreign_load(r) for r in recs],
                           loadavg=[r["loadavg_before"] for r in recs],
                           loss_last=[r["loss"]["last"] for r in recs])
+    overhead_ms = {n: [1e3 * r["timing"]["per_sample_s"] for r in overhead_runs[n]] for n in OVERHEAD_ARMS}
     overhead_loads = {n: [store.foreign_load(r) for r in overhead_runs[n]] for n in OVERHEAD_ARMS}
+    # the container overhead over the rounds of all arms and the overhead rounds together
+    reference_ms, arm_ms = (arms[n]["per_sample_ms"]["runs"] + overhead_ms[n] for n in OVERHEAD_ARMS)
     loads = sorted([v for a in arms.values() for v in a["foreign_load"]]
                    + [v for n in OVERHEAD_ARMS for v in overhead_loads[n]])
     avgs = [v for a in arms.values() for v in a["loadavg"]] + load_start[:1] + loadavg()[:1]
@@ -534,10 +537,7 @@ def main(argv=None):
         "changes_training_allowed": sorted(set(CHANGES_TRAINING) & set(settings["tuning"])),
         "overhead": {"modak_image_vs_bare_same_software": ratio(arms, "bare_same_software", "modak_image"),
                      "official_vs_bare": ratio(arms, "bare", "official"),
-                     # the rounds of all arms and the overhead rounds together
-                     "focused": paired(*[arms[n]["per_sample_ms"]["runs"] + [
-                         1e3 * r["timing"]["per_sample_s"] for r in overhead_runs[n]] for n in OVERHEAD_ARMS],
-                         *OVERHEAD_ARMS)},
+                     "focused": paired(reference_ms, arm_ms, *OVERHEAD_ARMS)},
         "control": {"official_vs_official_again": ratio(arms, "official", "official_again")},
         "modak_vs_official": ratio(arms, "official", modak_arm),
         "modak_arm": modak_arm,
@@ -570,8 +570,7 @@ def main(argv=None):
                  "quiet_threshold": QUIET_LOAD},
         "method": {"reps": args.reps, "steps": args.steps, "warmup": args.warmup, "seed": args.seed, "order": order,
                    "overhead_rounds": args.overhead_rounds,
-                   "overhead_runs_ms": {n: [1e3 * r["timing"]["per_sample_s"] for r in overhead_runs[n]]
-                                        for n in OVERHEAD_ARMS},
+                   "overhead_runs_ms": overhead_ms,
                    "overhead_foreign_load": overhead_loads,
                    "resnet_batch": 2 if args.smoke else args.resnet_batch,
                    "runtime": "charliecloud (ch-run), images built with ch-image",

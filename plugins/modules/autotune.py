@@ -263,7 +263,8 @@ def run(module):
     return dict(changed=result["runs"] > 0, choice=choice, choice_key=store.config_key(choice),
                 model_choice=result.get("model_choice", choice), kept=result["kept"], decision=result["decision"],
                 args=search.arguments(choice, knobs), env={"OMP_NUM_THREADS": str(choice["threads"])},
-                runs=result["runs"], confirm_runs=result.get("confirm_runs", 0), measured=log, stop_reason=result["stop_reason"],
+                runs=result["runs"], confirm_runs=result["confirm_runs"], measured=log,
+                stop_reason=result["stop_reason"],
                 predicted_s_per_sample=result["predicted_s"], load=result["load"], default=result["default"],
                 candidates=len(result["candidates"]), hw_class=result["hw_class"],
                 previous_records=result["previous_records"], steps=result["steps"])

@@ -270,23 +270,24 @@ def _mean_var(logs):
     return mean, max(var, NOISE_FLOOR ** 2)
 
 
-def decide(records, choice, default):
+def decide(records, choice, default, confirmed=None):
     """Keep ``choice`` only when its measured runs beat the default's by more than the noise: (keep, why, numbers).
 
-    ``records`` are the runs where the job runs (one hardware class, application and image). When both
-    configurations have MIN_REPEATS runs from interleaved confirmation rounds (``phase`` CONFIRM_PHASE: the two
-    alternated, so drift of the machine falls on both alike; every confirmation of the pair in ``records``), only
-    those count; otherwise all their runs do. The
-    gain is the difference of the mean log times; it must exceed Student's t quantile (Welch-Satterthwaite degrees
-    of freedom) times its standard error, each configuration's sd taken at least NOISE_FLOOR."""
+    ``records`` are the runs where the job runs (one hardware class, application and image); ``confirmed`` the
+    runs of interleaved confirmation rounds among them (the two alternated, so a drift of the machine falls on both
+    alike; default: every record of ``phase`` CONFIRM_PHASE). When both configurations have MIN_REPEATS confirmed
+    runs, only those count; otherwise all their runs do. The gain is the difference of the mean log times; it must
+    exceed Student's t quantile (Welch-Satterthwaite degrees of freedom) times its standard error, each
+    configuration's sd taken at least NOISE_FLOOR."""
     choice, default = store.normalise_config(choice), store.normalise_config(default)
     if store.config_key(choice) == store.config_key(default):
         return True, "the best configuration is the framework default", {}
-    confirmed = [r for r in records if r.get("phase") == CONFIRM_PHASE]
-    interleaved = (len(_log_times(confirmed, choice)) >= MIN_REPEATS
-                   and len(_log_times(confirmed, default)) >= MIN_REPEATS)
-    mine = _log_times(confirmed if interleaved else records, choice)
-    base = _log_times(confirmed if interleaved else records, default)
+    if confirmed is None:
+        confirmed = [r for r in records if r.get("phase") == CONFIRM_PHASE]
+    mine, base = _log_times(confirmed, choice), _log_times(confirmed, default)
+    interleaved = len(mine) >= MIN_REPEATS and len(base) >= MIN_REPEATS
+    if not interleaved:
+        mine, base = _log_times(records, choice), _log_times(records, default)
     numbers = {"choice_runs": len(mine), "default_runs": len(base), "interleaved": interleaved}
     if len(mine) < MIN_REPEATS or len(base) < MIN_REPEATS:
         return False, ("%s was measured %d time(s) and the default %s %d time(s) where the job runs; %d runs of "

@@ -153,7 +153,7 @@ def autotune_request(request, store_path, host, interpreter=None, cwd=None, extr
                 "stop_reason": "the search space holds one configuration", "predicted_s": None, "load": None,
                 "max_runs": 1, "min_gain": min_gain, "default": base, "candidates": candidates,
                 "hw_class": hw_class, "previous_records": 0, "kept": True, "decision": "one configuration",
-                "repeats": repeats}
+                "repeats": repeats, "confirm_runs": 0}
     result = search.autotune(candidates, measure, base, records=existing, max_runs=max_runs or None,
                              min_gain=min_gain, hw_class=hw_class)
     if not any(store.config_key(r["config"]) == store.config_key(base) for r in result["history"]):
@@ -166,10 +166,8 @@ def autotune_request(request, store_path, host, interpreter=None, cwd=None, extr
         result["history"].extend(confirmed)
         result["new_records"].extend(confirmed)
         result["runs"] += len(confirmed)
-    mine = set(id(r) for r in confirmed)
-    decided_on = [r if r.get("phase") != search.CONFIRM_PHASE or id(r) in mine else dict(r, phase="earlier-confirm")
-                  for r in result["history"] if store.valid(r)]
-    keep, why, numbers = search.decide(decided_on, result["choice"], base)
+    keep, why, numbers = search.decide([r for r in result["history"] if store.valid(r)], result["choice"], base,
+                                       confirmed=[r for r in confirmed if store.valid(r)])
     result.update({"default": base, "candidates": candidates, "hw_class": hw_class,
                    "previous_records": len(existing), "model_choice": result["choice"], "kept": keep,
                    "decision": why, "decision_numbers": numbers, "repeats": repeats,
