@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import pytest
 
@@ -47,13 +48,77 @@ def tier_of(path, marked=()):
     return parts[1] if len(parts) > 2 and parts[0] == "tests" and parts[1] in TIERS else "unit"
 
 
+# Tests that use a resource only one of them may use at a time run on one pytest-xdist worker (--dist loadgroup), one
+# after another, so that no worker waits on another's lock; the services (Slurm, Grid Engine, the multi-node
+# cluster) are shared by every worker instead (services.shared). A test is in a group when it uses one of its fixtures.
+GROUPS = {
+    "modak-demo.ch": ("quickstart", "pytorch_image", "ddp_image"),   # the demo's Charliecloud build storage
+    "mpi-images": ("mpi_images",),          # the MPI images, built into Charliecloud's default storage
+    "busybox-base": ("busybox_base",),      # podman's local base image, imported under one name
+}
+
+
+def group_of(fixturenames):
+    """The xdist group of a test that uses ``fixturenames`` (its own and those they need), or None."""
+    for group, fixtures in GROUPS.items():
+        if any(name in fixturenames for name in fixtures):
+            return group
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)      # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Every test gets its folder's tier marker, unless it names its tier itself."""
+    """Every test gets its folder's tier marker, unless it names its tier itself, and its xdist group."""
     del config
     for item in items:
         marked = [mark.name for mark in item.iter_markers() if mark.name in TIERS]
         if not marked:
             item.add_marker(getattr(pytest.mark, tier_of(os.path.relpath(str(item.fspath), ROOT))))
+        group = group_of(getattr(item, "fixturenames", ()))
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+# the slowest fixtures of a run (`make test` prints them after pytest's slowest tests): each fixture's own setup
+# time, reported with the test that set it up (in user_properties, which pytest-xdist brings to the controller)
+FIXTURE_PROPERTY = "modak_fixture_setup"
+SLOWEST = 30
+_running = []
+_fixture_times = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    _running.append(item)
+    yield
+    _running.pop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    del request
+    started = time.monotonic()
+    yield
+    took = time.monotonic() - started
+    if _running and took >= 0.5:
+        _running[-1].user_properties.append((FIXTURE_PROPERTY, "%s %s %.2f" % (fixturedef.argname, fixturedef.scope,
+                                                                               took)))
+
+
+def pytest_runtest_logreport(report):
+    for name, value in getattr(report, "user_properties", ()):
+        if name == FIXTURE_PROPERTY and report.when == "setup":
+            fixture, scope, seconds = value.split(" ")
+            key = (fixture, scope, report.nodeid.split("@")[0])
+            _fixture_times[key] = _fixture_times.get(key, 0.0) + float(seconds)
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _fixture_times or terminalreporter.config.getoption("durations", None) is None:
+        return
+    terminalreporter.write_sep("=", "slowest %d fixture setups" % SLOWEST)
+    for (fixture, scope, nodeid), seconds in sorted(_fixture_times.items(), key=lambda kv: -kv[1])[:SLOWEST]:
+        terminalreporter.write_line("%8.2fs %-16s %-8s for %s" % (seconds, fixture, scope, nodeid))
 
 
 def _figures():

@@ -17,6 +17,7 @@ import re
 import subprocess
 
 import pytest
+import services
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -69,15 +70,24 @@ def start_slurm(clean=True):
     return proc.stdout
 
 
+def stop_slurm(_value=None):
+    subprocess.run(["bash", STOP], capture_output=True, timeout=60, check=False)
+
+
+def restart_slurm():
+    # stop first: a running slurmctld keeps its old configuration (node size, partitions)
+    stop_slurm()
+    start_slurm()
+    return {"cpus": CLUSTER_CPUS, "max_cpus": DOWN_CPUS}
+
+
 @pytest.fixture(scope="session")
-def slurm():
+def slurm(tmp_path_factory):
+    """The cluster, started once per run (services.shared) whichever worker needs it first; no test stops it."""
     if os.geteuid() != 0:
         pytest.fail("the Slurm tests start a real cluster and must run as root", pytrace=False)
-    # stop first: a running slurmctld keeps its old configuration (node size, partitions)
-    subprocess.run(["bash", STOP], capture_output=True, timeout=60, check=False)
-    start_slurm()
-    yield {"cpus": CLUSTER_CPUS, "max_cpus": DOWN_CPUS, "start": start_slurm}
-    subprocess.run(["bash", STOP], capture_output=True, timeout=60, check=False)
+    with services.shared(tmp_path_factory, "slurm", restart_slurm, stop_slurm) as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="session")

@@ -45,11 +45,15 @@ def test_scripts_test_refuses_an_unknown_tier():
 
 
 @pytest.mark.integration   # two pytest runs in subprocesses: seconds, so not in the unit tier it checks
-def test_the_unit_tier_alone_spreads_over_the_cores_unless_told():
-    """scripts/test --tier unit adds pytest-xdist's -n auto (the unit tests share no service); -n given wins."""
+def test_scripts_test_spreads_over_the_cores_and_shows_the_slowest_unless_told():
+    """scripts/test adds pytest-xdist's -n auto --dist loadgroup and --durations=30; -n and --durations given win;
+    it ends with the total time."""
     argv = [os.path.join(ROOT, "scripts", "test"), "--tier", "unit", os.path.join("tests", "unit", "test_versions.py"),
             "-k", "span", "-q"]
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False, timeout=120)
     assert done.returncode == 0 and "bringing up nodes" in done.stdout, done.stdout
-    done = subprocess.run(argv + ["-n", "0"], cwd=ROOT, capture_output=True, text=True, check=False, timeout=120)
+    assert "slowest 30 durations" in done.stdout and "s of pytest)" in done.stdout, done.stdout
+    done = subprocess.run(argv + ["-n", "0", "--durations=2"], cwd=ROOT, capture_output=True, text=True, check=False,
+                          timeout=120)
     assert done.returncode == 0 and "bringing up nodes" not in done.stdout, done.stdout
+    assert "slowest 2 durations" in done.stdout, done.stdout

@@ -18,15 +18,10 @@ import subprocess
 import time
 
 import pytest
+import services
 import requests
 
 PACKAGES = ("podman", "buildah", "runc", "busybox-static", "docker-registry", "skopeo", "apache2-utils")
-CONTAINERS_CONF = """[containers]
-default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]
-
-[engine]
-runtime = "runc"
-"""
 BASE = "localhost/modak-test-base:latest"
 STANDIN = """#!/bin/sh
 echo "$(basename "$0") $*" >> /var/log/modak-standin.log
@@ -50,15 +45,11 @@ def container_tools():
     missing = [p for p in PACKAGES if subprocess.run(["dpkg", "-s", p], capture_output=True, check=False).returncode != 0]
     if missing:
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends"] + list(PACKAGES),
+        subprocess.run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "update", "-qq"], check=True, env=env)
+        subprocess.run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "-qq",
+                        "--no-install-recommends"] + list(PACKAGES),
                        check=True, env=env, capture_output=True)
-    os.makedirs("/etc/containers", exist_ok=True)
-    conf = "/etc/containers/containers.conf"
-    current = open(conf).read() if os.path.exists(conf) else ""
-    if 'runtime = "runc"' not in current or "nofile=1024:1024" not in current:
-        with open(conf, "w") as handle:
-            handle.write(CONTAINERS_CONF)
+    services.podman_settings()
     return True
 
 

@@ -22,8 +22,9 @@ def ch_run():
         if os.geteuid() != 0:
             pytest.skip("ch-run and busybox-static are installed by root")
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", "charliecloud-runtime",
+        subprocess.run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "update", "-qq"], check=True, env=env)
+        subprocess.run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "-qq", "--no-install-recommends",
+                        "charliecloud-runtime",
                         "busybox-static"], check=True, env=env, capture_output=True)
     return shutil.which("ch-run")
 

@@ -1,6 +1,13 @@
 """docs/quickstart.md run as written, step by step, in one shell, as a newcomer would on a fresh machine: clone,
 `make run`, `make demo`, then deploy.yml of the example on the demo's image. The clone is of this working tree
-(github.com is not reachable here: the repository's address reads as a local clone of it)."""
+(github.com is not reachable here: the repository's address reads as a local clone of it).
+
+Its `make demo` is also the suite's one run of the demo end to end (scripts/demo): the example's image is built from
+modak's recipe on the mmdebstrap base, pushed to a TLS registry, chosen by the optimiser, and the MNIST job trains
+inside it under Slurm, once with Charliecloud and once with Podman; then the TOSCA example runs the same job through
+xOpera. The demo's own tests read that run's output and its default directory (DEMO). The Debian base,
+Charliecloud's build cache (/var/tmp/modak-demo.ch, held under services.exclusive while the run uses it) and the
+registry's storage are kept between runs."""
 
 from __future__ import annotations
 
@@ -9,9 +16,11 @@ import re
 import subprocess
 
 import pytest
+import services
 from helpers import ROOT
 
 DOC = os.path.join(ROOT, "docs", "quickstart.md")
+DEMO = "/tmp/modak-demo"       # scripts/demo's default MODAK_DEMO_DIR, which the quickstart does not set
 GITHUB = "https://github.com/SODALITE-EU/modak"
 
 
@@ -54,8 +63,9 @@ def quickstart(slurm, tmp_path_factory):
     script = "set -euo pipefail\n" + "\n".join(steps()).replace(GITHUB, "file://%s" % _mirror(base))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "VIRTUAL_ENV", "PYTHON"))}
     env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-    return subprocess.run(["bash", "-c", script], cwd=str(base), env=env, capture_output=True, text=True,
-                          timeout=3600, check=False)
+    with services.exclusive("modak-demo.ch"):
+        return subprocess.run(["bash", "-c", script], cwd=str(base), env=env, capture_output=True, text=True,
+                              timeout=3600, check=False)
 
 
 def test_the_quickstart_has_the_four_steps():
@@ -70,3 +80,59 @@ def test_every_step_runs_as_written_and_the_job_completed_in_its_container(quick
         assert re.search(r"demo %s: job \d+ COMPLETED \(exit 0" % engine, out), out[-4000:]
     deployed = out[out.rindex("PLAY [Choose the login node]"):]                      # step 4
     assert re.search(r'"state": "COMPLETED"', deployed) and "failed=0" in deployed, deployed[-4000:]
+
+
+def demo_output(quickstart):
+    """What `make demo` printed: the quickstart's output between step 2 and step 4."""
+    out = quickstart.stdout
+    return out[:out.rindex("PLAY [Choose the login node]")]
+
+
+def test_demo_succeeds(quickstart):
+    assert quickstart.returncode == 0, quickstart.stdout[-4000:] + quickstart.stderr[-3000:]
+    assert "failed=0" in demo_output(quickstart)
+
+
+@pytest.mark.parametrize("engine", ["charliecloud", "podman"])
+def test_job_completed_inside_the_container_and_shows_the_loss(quickstart, engine):
+    out = demo_output(quickstart)
+    match = re.search(r"demo %s: job (\d+) (\S+) \(exit (\S+)\) in (\S+): torch (\S+), loss (\S+) -> (\S+)"
+                      % engine, out)
+    assert match, out[-4000:]
+    _job, state, exit_code, image, torch, first, last = match.groups()
+    assert state == "COMPLETED" and exit_code.startswith("0"), out[-3000:]
+    assert re.match(r"^docker://127\.0\.0\.1:\d+/modak/pytorch:2\.13\.0-cpu$", image)
+    assert torch == "2.13.0+cpu"
+    assert float(first) > 0 and float(last) > 0
+
+
+def test_the_job_scripts_run_the_engines(quickstart):
+    assert quickstart.returncode == 0, quickstart.stdout[-4000:] + quickstart.stderr[-3000:]
+    out = os.path.join(DEMO, "out")
+    with open(os.path.join(out, "mnist-demo-charliecloud.sbatch"), encoding="utf-8") as handle:
+        ch = handle.read()
+    assert "ch-image pull" not in ch and 'if ! [ -d "$IMAGE" ]; then' in ch
+    assert "\nch-run --env-no-expand --set-env " in ch
+    with open(os.path.join(out, "mnist-demo-podman.sbatch"), encoding="utf-8") as handle:
+        podman = handle.read()
+    assert "podman pull" not in podman and "\npodman run --rm --network=host" in podman
+    # the image was staged before submitting, by the scripts the optimiser returned (run on the login node)
+    jobs = os.path.join(DEMO, "jobs")
+    with open(os.path.join(jobs, "mnist-demo-charliecloud.sbatch.stage.sh"), encoding="utf-8") as handle:
+        assert "ch-image pull 127.0.0.1:" in handle.read()
+    with open(os.path.join(jobs, "mnist-demo-podman.sbatch.stage.sh"), encoding="utf-8") as handle:
+        assert 'podman pull "$IMAGE"' in handle.read()
+    images = os.listdir(os.path.join(DEMO, "images"))
+    assert len(images) == 1 and images[0].startswith("pytorch_2.13.0-cpu-"), images   # the converted directory
+
+
+def test_the_tosca_example_completed_on_the_built_image(quickstart):
+    out = demo_output(quickstart)
+    match = re.search(r"tosca: job (\d+) (\S+) \(exit (\S+)\) in (\S+)", out)
+    assert match, out[-4000:]
+    _job, state, exit_code, image = match.groups()
+    assert state == "COMPLETED" and exit_code == "0", out[-3000:]
+    assert re.match(r"^docker://127\.0\.0\.1:\d+/modak/pytorch:2\.13\.0-cpu$", image)
+    match = re.search(r"tosca: torch (\S+), loss (\S+) -> (\S+)", out)
+    assert match and match.group(1) == "2.13.0+cpu", out[-3000:]
+    assert float(match.group(2)) > 0 and float(match.group(3)) > 0

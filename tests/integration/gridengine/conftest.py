@@ -15,6 +15,7 @@ import subprocess
 import textwrap
 
 import pytest
+import services
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -36,17 +37,26 @@ def ge_environment():
     return env
 
 
-@pytest.fixture(scope="session")
-def gridengine():
-    if os.geteuid() != 0:
-        pytest.fail("the Grid Engine tests start a real Grid Engine and must run as root", pytrace=False)
+def start_gridengine():
     proc = subprocess.run(["bash", START], env=dict(os.environ, GE_SLOTS=str(SLOTS)), capture_output=True,
                           text=True, timeout=600, check=False)
     if proc.returncode != 0:
         pytest.fail("start-gridengine.sh failed (rc %d):\n%s\n%s" % (proc.returncode, proc.stdout, proc.stderr),
                     pytrace=False)
-    yield ge_environment()
+    return True
+
+
+def stop_gridengine(_value):
     subprocess.run(["bash", STOP], capture_output=True, timeout=60, check=False)
+
+
+@pytest.fixture(scope="session")
+def gridengine(tmp_path_factory):
+    """Grid Engine's client environment; the daemons run once per run (services.shared)."""
+    if os.geteuid() != 0:
+        pytest.fail("the Grid Engine tests start a real Grid Engine and must run as root", pytrace=False)
+    with services.shared(tmp_path_factory, "gridengine", start_gridengine, stop_gridengine):
+        yield ge_environment()
 
 
 class Play(object):

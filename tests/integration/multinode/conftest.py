@@ -5,8 +5,8 @@ missing (Slurm, munge, libpmix2, Open MPI, MPICH) and starts its own munged, a s
 (mn1, mn2, mn3; each slurmd with its own port and a private /tmp), all reached through ``SLURM_CONF``. It yields
 the environment the clients need and where jobs keep their files: under /var/tmp/modak-multinode, which every
 node sees (the host's /tmp is hidden from the nodes). It needs root and apt-get; without them the tests fail
-with a message that says so (they are never skipped). The cluster is stopped at the end only when this run
-started it. Tests that use it run under ``flock /work/wt/multinode.lock`` where several runs share the machine.
+with a message that says so (they are never skipped). The cluster is started once per run whichever worker needs
+it first (services.shared) and stopped after the run's last user only when this run started it.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 
 import pytest
+import services
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 START = os.path.join(HERE, "start-multinode.sh")
@@ -42,23 +43,31 @@ class Cluster(dict):
                               timeout=timeout, check=False)
 
 
-@pytest.fixture(scope="session")
-def multinode():
-    if os.geteuid() != 0:
-        pytest.fail("the multi-node tests start a real Slurm cluster and must run as root", pytrace=False)
+def start_multinode():
     env = dict(os.environ, MULTINODE_NODES=str(len(NODES)), MULTINODE_CPUS=str(CPUS))
     proc = subprocess.run(["bash", START], env=env, capture_output=True, text=True, timeout=900, check=False)
     if proc.returncode != 0:
         pytest.fail("start-multinode.sh failed (rc %d):\n%s\n%s" % (proc.returncode, proc.stdout, proc.stderr),
                     pytrace=False)
-    started = "multinode: started" in proc.stdout
-    workdir = tempfile.mkdtemp(prefix="run-", dir=SHARED)
-    cluster = Cluster(os.environ, SLURM_CONF=CONF)
-    cluster.workdir = workdir
-    yield cluster
-    shutil.rmtree(workdir, ignore_errors=True)
-    if started:
+    return {"started": "multinode: started" in proc.stdout}
+
+
+def stop_multinode(value):
+    if value["started"]:
         subprocess.run(["bash", STOP], capture_output=True, timeout=60, check=False)
+
+
+@pytest.fixture(scope="session")
+def multinode(tmp_path_factory):
+    if os.geteuid() != 0:
+        pytest.fail("the multi-node tests start a real Slurm cluster and must run as root", pytrace=False)
+    with services.shared(tmp_path_factory, "multinode", start_multinode, stop_multinode):
+        os.makedirs(SHARED, exist_ok=True)
+        workdir = tempfile.mkdtemp(prefix="run-", dir=SHARED)
+        cluster = Cluster(os.environ, SLURM_CONF=CONF)
+        cluster.workdir = workdir
+        yield cluster
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.fixture

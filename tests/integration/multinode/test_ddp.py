@@ -25,6 +25,7 @@ import tempfile
 import time
 
 import pytest
+import services
 import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,8 +41,6 @@ TORCH_VENV = "/var/tmp/modak-ddp-venv"
 RANK_LINE = re.compile(r"^ddp rank=(\d+) world_size=(\d+) local_rank=(\d+) node=(\S+) backend=(\S+) "
                        r"final_loss=(\S+)$", re.M)
 SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
-CONTAINERS_CONF = ('[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n\n'
-                   '[engine]\nruntime = "runc"\n')
 
 
 def _run(argv, env=None, timeout=1800, cwd=None):
@@ -114,36 +113,33 @@ def ddp_image(registry, tmp_path_factory):
     push; returns the catalog file that names the pushed image, and the environment that reaches it."""
     if os.geteuid() != 0:
         pytest.fail("the DDP test builds images and runs Slurm: it must run as root", pytrace=False)
-    work = tmp_path_factory.mktemp("ddp-image")
-    env = dict(os.environ, PATH=SYSTEM_PATH + ":" + os.path.join(ROOT, ".venv", "bin"), USER="root",
-               CH_IMAGE_STORAGE=CH_STORAGE, REQUESTS_CA_BUNDLE=registry["ca"],
-               ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="0")
-    # --podman: podman (and its storage's copy of the base) for the Podman run
-    base = re.search(r"^name=(\S+)$", _run([os.path.join(ROOT, "scripts", "base-image"), "--charliecloud", "--podman"],
-                                           env=env), re.M).group(1)
-    os.makedirs("/etc/containers", exist_ok=True)      # podman here: runc and ulimits the kernel allows
-    conf = "/etc/containers/containers.conf"
-    current = open(conf).read() if os.path.exists(conf) else ""
-    if 'runtime = "runc"' not in current or "nofile=1024:1024" not in current:
-        with open(conf, "w") as handle:
-            handle.write(CONTAINERS_CONF)
-    wheels = work / "wheels"
-    _run([os.path.join(ROOT, ".venv", "bin", "python"), "-m", "pip", "download", "--quiet", "--only-binary=:all:",
-          "--dest", str(wheels), "--find-links", WHEELS, "torch==2.13.0"], env=dict(os.environ))
-    catalog = work / "catalog.yaml"
-    playbook = work / "build.yml"
-    playbook.write_text(yaml.safe_dump([{
-        "name": "Build modak's PyTorch image for the DDP example and push it", "hosts": "localhost",
-        "connection": "local", "gather_facts": False,
-        "tasks": [{"name": "Build", "ansible.builtin.include_role": {"name": "sodalite.modak.container_build"},
-                   "vars": {"container_build_dsl_file": EXAMPLE, "container_build_output_dir": str(work / "recipe"),
-                            "container_build_engine": "charliecloud", "container_build_base_image": base,
-                            "container_build_wheels": str(wheels),
-                            "container_build_push_to": "docker://%s/modak/pytorch:2.13.0-cpu" % registry["host"],
-                            "container_build_catalog": str(catalog), "container_build_poll": 10}}]}]))
-    _run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), str(playbook),
-          "-e", "ansible_python_interpreter=%s" % os.path.join(ROOT, ".venv", "bin", "python")], env=env)
-    return {"catalog": str(catalog), "env": env}
+    # the demo's build storage: the build here and the Charliecloud job's pull use it, and so does `make demo`
+    with services.exclusive("modak-demo.ch"):
+        work = tmp_path_factory.mktemp("ddp-image")
+        env = dict(os.environ, PATH=SYSTEM_PATH + ":" + os.path.join(ROOT, ".venv", "bin"), USER="root",
+                   CH_IMAGE_STORAGE=CH_STORAGE, REQUESTS_CA_BUNDLE=registry["ca"],
+                   ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="0")
+        # --podman: podman (and its storage's copy of the base) for the Podman run
+        base = re.search(r"^name=(\S+)$", _run([os.path.join(ROOT, "scripts", "base-image"), "--charliecloud",
+                                                "--podman"], env=env), re.M).group(1)
+        services.podman_settings()
+        wheels = work / "wheels"
+        _run([os.path.join(ROOT, ".venv", "bin", "python"), "-m", "pip", "download", "--quiet", "--only-binary=:all:",
+              "--dest", str(wheels), "--find-links", WHEELS, "torch==2.13.0"], env=dict(os.environ))
+        catalog = work / "catalog.yaml"
+        playbook = work / "build.yml"
+        playbook.write_text(yaml.safe_dump([{
+            "name": "Build modak's PyTorch image for the DDP example and push it", "hosts": "localhost",
+            "connection": "local", "gather_facts": False,
+            "tasks": [{"name": "Build", "ansible.builtin.include_role": {"name": "sodalite.modak.container_build"},
+                       "vars": {"container_build_dsl_file": EXAMPLE, "container_build_output_dir": str(work / "recipe"),
+                                "container_build_engine": "charliecloud", "container_build_base_image": base,
+                                "container_build_wheels": str(wheels),
+                                "container_build_push_to": "docker://%s/modak/pytorch:2.13.0-cpu" % registry["host"],
+                                "container_build_catalog": str(catalog), "container_build_poll": 10}}]}]))
+        _run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), str(playbook),
+              "-e", "ansible_python_interpreter=%s" % os.path.join(ROOT, ".venv", "bin", "python")], env=env)
+        yield {"catalog": str(catalog), "env": env}
 
 
 def write_job(directory, catalog=None, overrides=None):

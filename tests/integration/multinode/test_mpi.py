@@ -18,6 +18,7 @@ import subprocess
 import time
 
 import pytest
+import services
 import yaml
 
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
@@ -33,8 +34,6 @@ PMI = {"openmpi": "pmix", "mpich": "pmi2"}
 IMAGES = os.path.join(SHARED, "images")          # Charliecloud image directories, kept between runs
 RECIPES = os.path.join(SHARED, "recipes")
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"   # Debian's ch-image, not the venv's
-CONTAINERS_CONF = ('[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n\n'
-                   '[engine]\nruntime = "runc"\n')
 
 
 def run(argv, timeout=900, **kw):
@@ -132,12 +131,7 @@ def test_without_the_pmi_mpich_runs_each_rank_alone(multinode, shared_dir):
 def mpi_images(multinode):
     """For each MPI library: the modak recipe built with podman and with ch-image on the Debian base; the
     catalog file that names them (written from the recipes' catalog entries)."""
-    os.makedirs("/etc/containers", exist_ok=True)
-    conf = "/etc/containers/containers.conf"
-    current = open(conf).read() if os.path.exists(conf) else ""
-    if 'runtime = "runc"' not in current or "nofile=1024:1024" not in current:
-        with open(conf, "w") as handle:
-            handle.write(CONTAINERS_CONF)
+    services.podman_settings()
     env = dict(os.environ, PATH=SYSTEM_PATH, USER="root")
     base = re.search(r"^name=(\S+)$", run([os.path.join(ROOT, "scripts", "base-image"), "--podman",
                                            "--charliecloud"], env=env, timeout=1800), re.M).group(1)

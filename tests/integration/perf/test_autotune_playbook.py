@@ -14,18 +14,15 @@ import pytest
 import yaml
 from helpers import ROOT
 
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-
-import runner  # noqa: E402
-
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import search, store  # noqa: E402
 
 SPACE = {"threads": [1, 2], "precision": ["fp32", "bf16"]}
 
 
 @pytest.fixture(scope="module", autouse=True)
-def torch_installed():
-    runner.ensure_torch(install=True)   # the tests ask for the pinned torch explicitly
+def torch(torch_installed):
+    """The pinned torch, installed once per run (conftest.py)."""
+    del torch_installed
 
 
 def playbook(tmp_path, dsl_file, store_path, max_runs, min_gain=0.02):

@@ -25,8 +25,9 @@ BENCH = os.path.join(ROOT, "benchmarks")
 
 
 @pytest.fixture(scope="module", autouse=True)
-def torch_installed():
-    runner.ensure_torch()
+def torch(torch_installed):
+    """The pinned torch, installed once per run (conftest.py)."""
+    del torch_installed
 
 
 def bench(script, *args, cwd=ROOT, timeout=1500):

@@ -22,8 +22,9 @@ from ansible_collections.sodalite.modak.plugins.module_utils.perf import store  
 
 
 @pytest.fixture(scope="module", autouse=True)
-def torch_installed():
-    runner.ensure_torch(install=True)   # the tests ask for the pinned torch explicitly
+def torch(torch_installed):
+    """The pinned torch, installed once per run (conftest.py)."""
+    del torch_installed
 
 
 def test_workload_two_steps_emits_a_record():

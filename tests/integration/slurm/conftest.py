@@ -22,7 +22,7 @@ class Play(object):
         self.tmp = tmp_path
         self.count = 0
 
-    def __call__(self, tasks, extra_vars=None, playbook=None, check=False, timeout=300):
+    def __call__(self, tasks, extra_vars=None, playbook=None, check=False, timeout=300, env=None):
         self.count += 1
         out = self.tmp / ("result-%d.json" % self.count)
         if playbook is None:
@@ -38,12 +38,20 @@ class Play(object):
             argv += ["-e", json.dumps({key: value})]
         if check:
             argv.append("--check")
-        env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+        env = dict(env or os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                    ANSIBLE_LOCALHOST_WARNING="0")
         proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
                               check=False)
         result = json.loads(out.read_text()) if out.exists() else None
         return proc, result
+
+
+def queued_from(directory):
+    """The ids of the queued jobs submitted from ``directory``: other tests of the run submit jobs at the same time,
+    so a test looks at its own jobs only."""
+    out = subprocess.run(["squeue", "-h", "-o", "%i %Z"], capture_output=True, text=True, check=True).stdout
+    jobs = [line.split(" ", 1) for line in out.splitlines() if " " in line]
+    return sorted(job for job, workdir in jobs if workdir == str(directory) or workdir.startswith(str(directory) + "/"))
 
 
 @pytest.fixture

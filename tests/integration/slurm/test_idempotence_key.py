@@ -7,6 +7,8 @@ import subprocess
 
 from ansible_collections.sodalite.modak.plugins.module_utils import job_control as job
 
+from .conftest import queued_from
+
 
 def task(**args):
     return ("- name: Batch job\n  sodalite.modak.batch_job: %s\n  register: r\n  ignore_errors: true\n"
@@ -36,7 +38,7 @@ def test_a_job_with_a_forged_comment_does_not_take_over_the_submission(slurm, pl
 
 
 def test_a_script_that_sets_the_reserved_comment_prefix_is_refused(slurm, play, tmp_path):
-    queued = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True, check=False).stdout
+    assert queued_from(tmp_path) == []
     forged = _script(tmp_path / "f.sbatch", "#!/bin/bash\n#SBATCH --job-name=train\n#SBATCH --comment=modak:%s\n"
                      "true\n" % ("0" * 64))
     _proc, r = play(task(script=forged))
@@ -44,5 +46,4 @@ def test_a_script_that_sets_the_reserved_comment_prefix_is_refused(slurm, play, 
     plain = _script(tmp_path / "g.sbatch", "#!/bin/bash\n#SBATCH --job-name=train\ntrue\n")
     _proc, r = play(task(script=plain, extra_args=["--comment=MODAK:x"]))
     assert r["failed"] and "reserved" in r["msg"], r
-    assert subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True,
-                          check=False).stdout == queued
+    assert queued_from(tmp_path) == []

@@ -13,6 +13,7 @@ import os
 import subprocess
 
 import pytest
+import services
 import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -44,25 +45,27 @@ def pytorch_image(tmp_path_factory):
             pytest.fail(message, pytrace=False)
         return proc.stdout
 
-    base = run([os.path.join(ROOT, "scripts", "base-image"), "--charliecloud"], 900)
-    base = [line[5:] for line in base.splitlines() if line.startswith("name=")][0]
-    wheels = work / "wheels"
-    run([os.path.join(ROOT, ".venv", "bin", "python"), "-m", "pip", "download", "--quiet", "--only-binary=:all:",
-         "--dest", str(wheels), "--find-links", os.environ.get("MODAK_WHEELS", "/opt/wheels"), "torch==2.13.0"], 600)
-    (work / "jobs").mkdir()
-    extra = {"demo_dir": str(work), "demo_registry": "none", "demo_push_to": "", "demo_engines": [],
-             "demo_base_image": base, "demo_wheels": str(wheels),
-             "ansible_python_interpreter": os.path.join(ROOT, ".venv", "bin", "python")}
-    run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), os.path.join(ROOT, "playbooks", "demo.yml"),
-         "-e", json.dumps(extra)], 1800)
+    with services.exclusive("modak-demo.ch"):     # the demo's build storage: one ch-image at a time
+        base = run([os.path.join(ROOT, "scripts", "base-image"), "--charliecloud"], 900)
+        base = [line[5:] for line in base.splitlines() if line.startswith("name=")][0]
+        wheels = work / "wheels"
+        run([os.path.join(ROOT, ".venv", "bin", "python"), "-m", "pip", "download", "--quiet", "--only-binary=:all:",
+             "--dest", str(wheels), "--find-links", os.environ.get("MODAK_WHEELS", "/opt/wheels"),
+             "torch==2.13.0"], 600)
+        (work / "jobs").mkdir()
+        extra = {"demo_dir": str(work), "demo_registry": "none", "demo_push_to": "", "demo_engines": [],
+                 "demo_base_image": base, "demo_wheels": str(wheels),
+                 "ansible_python_interpreter": os.path.join(ROOT, ".venv", "bin", "python")}
+        run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), os.path.join(ROOT, "playbooks", "demo.yml"),
+             "-e", json.dumps(extra)], 1800)
 
-    from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names
-    catalog = work / "catalog.yaml"
-    uri = yaml.safe_load(catalog.read_text())["images"][0]["uri"]
-    images = work / "images"
-    images.mkdir()
-    run(["ch-convert", "-i", "ch-image", "-o", "dir", uri[len("docker://"):], str(images / names.cache_name(uri))],
-        600)
+        from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names
+        catalog = work / "catalog.yaml"
+        uri = yaml.safe_load(catalog.read_text())["images"][0]["uri"]
+        images = work / "images"
+        images.mkdir()
+        run(["ch-convert", "-i", "ch-image", "-o", "dir", uri[len("docker://"):], str(images / names.cache_name(uri))],
+            600)
     return {"catalog": str(catalog), "image_dir": str(images), "workload": str(work / "jobs")}
 
 
@@ -94,14 +97,20 @@ class Opera(object):
         return "rc %d\n%s\n%s\n%s" % (proc.returncode, proc.stdout[-4000:], proc.stderr[-4000:], "\n".join(notes))
 
 
-@pytest.fixture(scope="session")
-def opera_venv():
+def _opera_venv():
     proc = subprocess.run([os.path.join(ROOT, "scripts", "opera-venv")], capture_output=True, text=True,
                           timeout=900, check=False)
     if proc.returncode != 0:
         pytest.fail("scripts/opera-venv failed (rc %d):\n%s\n%s" % (proc.returncode, proc.stdout, proc.stderr),
                     pytrace=False)
     return VENV
+
+
+@pytest.fixture(scope="session")
+def opera_venv(tmp_path_factory):
+    """.venv-opera, made or checked once per run by whichever worker needs it first (services.shared)."""
+    with services.shared(tmp_path_factory, "opera-venv", _opera_venv, lambda _value: None) as venv:
+        yield venv
 
 
 @pytest.fixture

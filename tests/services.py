@@ -1,0 +1,79 @@
+"""Services shared by every test of a run, when the run spreads its tests over several pytest-xdist workers.
+
+A session fixture runs once per worker. A real service (a Slurm cluster, Grid Engine) must run once per run, and a
+worker that restarts it would kill the jobs of the others. ``shared`` starts a service under a file lock with a
+reference count kept in the run's own directory (shared by the run's workers, not by other runs): the first user
+of the run starts it, the last one stops it. Without xdist the count is 1 and it behaves as a session fixture.
+
+Resources that only one test may use at a time (a Charliecloud build storage) are taken with ``exclusive``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+
+from filelock import FileLock
+
+LOCK_DIR = "/var/tmp/modak-test-locks"   # locks between runs as well (a storage that outlives a run)
+
+
+def run_dir(tmp_path_factory):
+    """A directory that every worker of this run shares, and no other run."""
+    base = tmp_path_factory.getbasetemp()
+    # under xdist: <run>/popen-gwN is each worker's, <run> the run's; without it the base is the run's
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextlib.contextmanager
+def shared(tmp_path_factory, name, start, stop):
+    """Yields what ``start()`` returned (JSON data) to the run's first user; ``stop(value)`` runs after the last
+    user is done.
+    ``start`` must be idempotent enough to restart a service that an earlier run left behind."""
+    directory = run_dir(tmp_path_factory)
+    lock = FileLock(str(directory / (name + ".lock")))
+    state = directory / (name + ".json")
+    with lock:
+        data = json.loads(state.read_text()) if state.exists() else {"users": 0}
+        if data["users"] == 0:
+            started = time.monotonic()
+            data["value"] = start()
+            data["start_s"] = round(time.monotonic() - started, 1)
+        data["users"] += 1
+        state.write_text(json.dumps(data))
+    try:
+        yield data["value"]
+    finally:
+        with lock:
+            data = json.loads(state.read_text())
+            data["users"] -= 1
+            if data["users"] == 0:
+                stop(data["value"])
+            state.write_text(json.dumps(data))
+
+
+@contextlib.contextmanager
+def exclusive(name, timeout=3600):
+    """Holds the machine-wide lock ``name`` (a resource only one test may use at a time)."""
+    os.makedirs(LOCK_DIR, exist_ok=True)
+    with FileLock(os.path.join(LOCK_DIR, name + ".lock"), timeout=timeout):
+        yield
+
+
+# podman on the test machines: runc (crun refuses hybrid cgroups) and ulimits the kernel allows (docs/containers.md)
+CONTAINERS_CONF = ('[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n\n'
+                   '[engine]\nruntime = "runc"\n')
+
+
+def podman_settings(conf="/etc/containers/containers.conf"):
+    """Writes podman's containers.conf when it lacks the two settings, atomically: workers running podman at the
+    same time never read a half-written file."""
+    current = open(conf, encoding="utf-8").read() if os.path.exists(conf) else ""
+    if 'runtime = "runc"' not in current or "nofile=1024:1024" not in current:
+        os.makedirs(os.path.dirname(conf), exist_ok=True)
+        part = "%s.%d.part" % (conf, os.getpid())
+        with open(part, "w", encoding="utf-8") as handle:
+            handle.write(CONTAINERS_CONF)
+        os.replace(part, conf)
