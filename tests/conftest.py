@@ -37,6 +37,7 @@ TIERS = {
 def pytest_configure(config):
     for tier, description in TIERS.items():
         config.addinivalue_line("markers", "%s: %s" % (tier, description))
+    config.pluginmanager.register(FixtureTimes(), "modak-fixture-times")
 
 
 def tier_of(path, marked=()):
@@ -80,45 +81,45 @@ def pytest_collection_modifyitems(config, items):
 
 
 # the slowest fixtures of a run (`make test` prints them after pytest's slowest tests): each fixture's own setup
-# time, reported with the test that set it up (in user_properties, which pytest-xdist brings to the controller)
-FIXTURE_PROPERTY = "modak_fixture_setup"
-SLOWEST = 30
-_running = []
-_fixture_times = {}
+# time, reported with the test that set it up (in user_properties, which pytest-xdist brings to the controller). A
+# plugin rather than hooks of this file: a session fixture's setup calls only the hooks that apply to the whole run.
+class FixtureTimes(object):
+    PROPERTY = "modak_fixture_setup"
+    SLOWEST = 30
+    AT_LEAST_S = 0.5
 
+    def __init__(self):
+        self.running = []
+        self.times = {}
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_setup(item):
-    _running.append(item)
-    yield
-    _running.pop()
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item):
+        self.running.append(item)
+        yield
+        self.running.pop()
 
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef):
+        started = time.monotonic()
+        yield
+        took = time.monotonic() - started
+        if self.running and took >= self.AT_LEAST_S:
+            self.running[-1].user_properties.append(
+                (self.PROPERTY, "%s %s %.2f" % (fixturedef.argname, fixturedef.scope, took)))
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_fixture_setup(fixturedef, request):
-    del request
-    started = time.monotonic()
-    yield
-    took = time.monotonic() - started
-    if _running and took >= 0.5:
-        _running[-1].user_properties.append((FIXTURE_PROPERTY, "%s %s %.2f" % (fixturedef.argname, fixturedef.scope,
-                                                                               took)))
+    def pytest_runtest_logreport(self, report):
+        for name, value in getattr(report, "user_properties", ()):
+            if name == self.PROPERTY and report.when == "setup":
+                fixture, scope, seconds = value.split(" ")
+                key = (fixture, scope, report.nodeid.split("@")[0])
+                self.times[key] = self.times.get(key, 0.0) + float(seconds)
 
-
-def pytest_runtest_logreport(report):
-    for name, value in getattr(report, "user_properties", ()):
-        if name == FIXTURE_PROPERTY and report.when == "setup":
-            fixture, scope, seconds = value.split(" ")
-            key = (fixture, scope, report.nodeid.split("@")[0])
-            _fixture_times[key] = _fixture_times.get(key, 0.0) + float(seconds)
-
-
-def pytest_terminal_summary(terminalreporter):
-    if not _fixture_times or terminalreporter.config.getoption("durations", None) is None:
-        return
-    terminalreporter.write_sep("=", "slowest %d fixture setups" % SLOWEST)
-    for (fixture, scope, nodeid), seconds in sorted(_fixture_times.items(), key=lambda kv: -kv[1])[:SLOWEST]:
-        terminalreporter.write_line("%8.2fs %-16s %-8s for %s" % (seconds, fixture, scope, nodeid))
+    def pytest_terminal_summary(self, terminalreporter):
+        if not self.times or not terminalreporter.config.getoption("durations", None):
+            return
+        terminalreporter.write_sep("=", "slowest %d fixture set-ups" % self.SLOWEST)
+        for (fixture, scope, nodeid), seconds in sorted(self.times.items(), key=lambda kv: -kv[1])[:self.SLOWEST]:
+            terminalreporter.write_line("%.2fs %s (%s) for %s" % (seconds, fixture, scope, nodeid))
 
 
 def _figures():
