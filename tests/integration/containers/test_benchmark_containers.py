@@ -1,8 +1,8 @@
 """The decomposed container benchmark in its smoke form: both images built (ch-image on the mmdebstrap base),
 modak's autotuning inside modak's image, one round of every arm, the result's shape and plot.
 
-Run it under the containers lock: flock /work/wt/containers.lock pytest tests/integration/containers/test_benchmark_containers.py
-(it uses Charliecloud's storage and apt). Needs root (mmdebstrap); installs what it needs.
+It uses its own Charliecloud storage (/var/tmp/modak-bench.ch); scripts/base-image and apt take their own locks, so
+it runs beside the other tests. Needs root (mmdebstrap); installs what it needs.
 """
 
 from __future__ import annotations
