@@ -11,6 +11,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from helpers import ROOT  # noqa: E402  pylint: disable=wrong-import-position
+import services  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog  # noqa: E402
 
@@ -49,24 +50,6 @@ def tier_of(path, marked=()):
     return parts[1] if len(parts) > 2 and parts[0] == "tests" and parts[1] in TIERS else "unit"
 
 
-# Tests that use a resource only one of them may use at a time run on one pytest-xdist worker (--dist loadgroup), one
-# after another, so that no worker waits on another's lock; the services (Slurm, Grid Engine, the multi-node
-# cluster) are shared by every worker instead (services.shared). A test is in a group when it uses one of its fixtures.
-GROUPS = {
-    "modak-demo.ch": ("quickstart", "pytorch_image", "ddp_image"),   # the demo's Charliecloud build storage
-    "mpi-images": ("mpi_images",),          # the MPI images, built into Charliecloud's default storage
-    "busybox-base": ("busybox_base",),      # podman's local base image, imported under one name
-}
-
-
-def group_of(fixturenames):
-    """The xdist group of a test that uses ``fixturenames`` (its own and those they need), or None."""
-    for group, fixtures in GROUPS.items():
-        if any(name in fixturenames for name in fixtures):
-            return group
-    return None
-
-
 @pytest.hookimpl(tryfirst=True)      # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     """Every test gets its folder's tier marker, unless it names its tier itself, and its xdist group."""
@@ -75,7 +58,7 @@ def pytest_collection_modifyitems(config, items):
         marked = [mark.name for mark in item.iter_markers() if mark.name in TIERS]
         if not marked:
             item.add_marker(getattr(pytest.mark, tier_of(os.path.relpath(str(item.fspath), ROOT))))
-        group = group_of(getattr(item, "fixturenames", ()))
+        group = services.group_of(getattr(item, "fixturenames", ()))
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
 

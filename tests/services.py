@@ -27,6 +27,24 @@ def run_dir(tmp_path_factory):
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
+# Tests that use a resource only one of them may use at a time run on one pytest-xdist worker (--dist loadgroup), one
+# after another, so that no worker waits on another's lock; the services (Slurm, Grid Engine, the multi-node
+# cluster) are shared by every worker instead (shared below). A test is in a group when it uses one of its fixtures.
+GROUPS = {
+    "modak-demo.ch": ("quickstart", "pytorch_image", "ddp_image"),   # the demo's Charliecloud build storage
+    "mpi-images": ("mpi_images",),          # the MPI images, built into Charliecloud's default storage
+    "busybox-base": ("busybox_base",),      # podman's local base image, imported under one name
+}
+
+
+def group_of(fixturenames):
+    """The xdist group of a test that uses ``fixturenames`` (its own and those they need), or None."""
+    for group, fixtures in GROUPS.items():
+        if any(name in fixturenames for name in fixtures):
+            return group
+    return None
+
+
 @contextlib.contextmanager
 def shared(tmp_path_factory, name, start, stop):
     """Yields what ``start()`` returned (JSON data) to the run's first user; ``stop(value)`` runs after the last

@@ -10,7 +10,7 @@ A bare run (torch on the host) checks the same launch without a container: the h
 MODAK_TORCH_PYTHON's Python (default: a venv /var/tmp/modak-ddp-venv made here with pip install torch==2.13.0).
 
 Runs as root. The demo's storage is held (services.exclusive) while the module uses it, and the tests that use it
-run on one worker (the group ``modak-demo.ch`` of tests/conftest.py).
+run on one worker (the group ``modak-demo.ch`` of tests/services.py).
 """
 
 from __future__ import annotations
