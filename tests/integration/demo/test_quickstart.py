@@ -19,6 +19,8 @@ import pytest
 import services
 from helpers import ROOT
 
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names
+
 DOC = os.path.join(ROOT, "docs", "quickstart.md")
 DEMO = "/tmp/modak-demo"       # scripts/demo's default MODAK_DEMO_DIR, which the quickstart does not set
 GITHUB = "https://github.com/SODALITE-EU/modak"
@@ -122,8 +124,12 @@ def test_the_job_scripts_run_the_engines(quickstart):
         assert "ch-image pull 127.0.0.1:" in handle.read()
     with open(os.path.join(jobs, "mnist-demo-podman.sbatch.stage.sh"), encoding="utf-8") as handle:
         assert 'podman pull "$IMAGE"' in handle.read()
+    # the converted directory of this run's image (the demo keeps its image directory between runs, and each run's
+    # registry has a port of its own, so earlier runs' directories may lie beside it)
+    image = re.search(r"demo charliecloud: job \d+ \S+ \(exit \S+\) in (\S+):", demo_output(quickstart)).group(1)
     images = os.listdir(os.path.join(DEMO, "images"))
-    assert len(images) == 1 and images[0].startswith("pytorch_2.13.0-cpu-"), images   # the converted directory
+    assert names.cache_name(image) in images and names.cache_name(image).startswith("pytorch_2.13.0-cpu-"), images
+    assert os.path.isdir(os.path.join(DEMO, "images", names.cache_name(image), "bin"))
 
 
 def test_the_tosca_example_completed_on_the_built_image(quickstart):
