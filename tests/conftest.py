@@ -113,7 +113,8 @@ def _figures():
 
 def pytest_sessionstart(session):
     """The robustness counters start empty on every run (on the controller when tests run in parallel)."""
-    if not hasattr(session.config, "workerinput"):
+    # a run started by a test (PYTEST_CURRENT_TEST is set) must not empty the counters the outer run is filling
+    if not hasattr(session.config, "workerinput") and "PYTEST_CURRENT_TEST" not in os.environ:
         _figures().reset()
 
 

@@ -67,9 +67,9 @@ def shared(tmp_path_factory, name, start, stop):
         with lock:
             data = json.loads(state.read_text())
             data["users"] -= 1
+            state.write_text(json.dumps(data))      # before stop(): a failed stop leaves no user behind
             if data["users"] == 0:
                 stop(data["value"])
-            state.write_text(json.dumps(data))
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 
 import pytest
 import services
@@ -88,6 +89,22 @@ def slurm(tmp_path_factory):
         pytest.fail("the Slurm tests start a real cluster and must run as root", pytrace=False)
     with services.shared(tmp_path_factory, "slurm", restart_slurm, stop_slurm) as cluster:
         yield cluster
+
+
+def _install_torch():
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import runner  # pylint: disable=import-outside-toplevel
+    runner.ensure_torch(install=True)
+    return True
+
+
+@pytest.fixture(scope="session")
+def torch_installed(tmp_path_factory):
+    """The pinned CPU torch (benchmarks/requirements-bench.txt) in the suite's environment, installed when missing
+    once per run, whichever worker needs it first (services.shared): two pip installs into one environment at the
+    same time would break it. Every test that runs the workload in .venv's Python asks for it."""
+    with services.shared(tmp_path_factory, "torch", _install_torch, lambda _value: None):
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,8 @@ import pytest
 from helpers import ROOT
 
 
-def test_containers_benchmark_smoke(tmp_path):
+def test_containers_benchmark_smoke(tmp_path, torch_installed):
+    del torch_installed      # benchmarks/containers installs it into .venv when missing: once per run instead
     if os.geteuid() != 0:
         pytest.skip("the container benchmark builds its base with mmdebstrap as root")
     out = tmp_path / "containers.json"

@@ -98,12 +98,15 @@ def test_running_job_is_found_then_cancelled(gridengine, play, tmp_path):
 
 def test_check_mode_verifies_without_submitting(gridengine, play, tmp_path):
     script, _result = optimised(tmp_path, {"job_name": "ge-check"})
-    before = subprocess.run(["qstat", "-u", "*"], env=gridengine, capture_output=True, text=True, check=False).stdout
+    # other tests submit at the same time: only this test's job name counts
+    before = [line for line in subprocess.run(["qstat", "-u", "*"], env=gridengine, capture_output=True, text=True,
+                                              check=False).stdout.splitlines() if "ge-check" in line]
     proc, r = play(batch_job(script=script), check=True)
     assert r and not r.get("failed"), (proc.stdout, r)
     assert r["cmd"][:4] == ["qsub", "-terse", "-w", "v"] and r["job_id"] is None, r
-    after = subprocess.run(["qstat", "-u", "*"], env=gridengine, capture_output=True, text=True, check=False).stdout
-    assert after == before
+    after = [line for line in subprocess.run(["qstat", "-u", "*"], env=gridengine, capture_output=True, text=True,
+                                             check=False).stdout.splitlines() if "ge-check" in line]
+    assert after == before == []
 
 
 def test_wall_time_limit_ends_the_job_as_timeout(gridengine, play, tmp_path):

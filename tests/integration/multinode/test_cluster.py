@@ -22,10 +22,13 @@ def wait_job(cluster, job_id, timeout=120):
     raise AssertionError("job %s did not end in %ds (last state %r)" % (job_id, timeout, state))
 
 
-def test_every_node_is_idle(multinode):
+def test_every_node_is_up(multinode):
+    """Every node answers and takes jobs (idle, or running other tests' jobs)."""
     proc = multinode.run(["sinfo", "-h", "-N", "-p", multinode.partition, "-o", "%N %T"])
     assert proc.returncode == 0, proc.stderr
-    assert sorted(proc.stdout.split("\n")[:-1]) == ["%s idle" % node for node in multinode.nodes]
+    states = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
+    assert sorted(states) == sorted(multinode.nodes), states
+    assert all(state in ("idle", "mixed", "allocated", "completing") for state in states.values()), states
 
 
 def test_three_nodes_run_one_task_each(multinode, shared_dir):
