@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import time
 
 from filelock import FileLock
 
@@ -56,9 +55,7 @@ def shared(tmp_path_factory, name, start, stop):
     with lock:
         data = json.loads(state.read_text()) if state.exists() else {"users": 0}
         if data["users"] == 0:
-            started = time.monotonic()
             data["value"] = start()
-            data["start_s"] = round(time.monotonic() - started, 1)
         data["users"] += 1
         state.write_text(json.dumps(data))
     try:

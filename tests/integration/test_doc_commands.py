@@ -200,8 +200,8 @@ CHECKOUT = [c for c, w in WHERE.items() if w == "checkout"]
 INSTALLED = [c for c, w in WHERE.items() if w == "installed"]
 
 
-def test_the_checkout_commands_run_as_written(world, torch_installed):
-    del torch_installed     # what the documented pip install does, in the Python of ansible-playbook
+@pytest.mark.usefixtures("torch_installed")     # what the documented pip install does, in ansible-playbook's Python
+def test_the_checkout_commands_run_as_written(world):
     _user_python(world)
     for command in CHECKOUT:
         run(world, command, world["checkout"])

@@ -88,8 +88,8 @@ def test_the_deploy_playbook_and_optimised_job_role_run_a_job(installed, project
     assert _written_into(installed[2]) == set()
 
 
-def test_the_benchmark_playbook_and_role_fill_a_store_in_the_project(installed, project, torch_installed):
-    del torch_installed
+@pytest.mark.usefixtures("torch_installed")
+def test_the_benchmark_playbook_and_role_fill_a_store_in_the_project(installed, project):
     done = playbook(installed, project, "sodalite.modak.benchmark",
                     {"benchmark_reps": 2, "benchmark_steps": 1, "benchmark_warmup": 0, "benchmark_report_dir": "",
                      "benchmark_configs": [{"threads": 1}]})
@@ -99,8 +99,8 @@ def test_the_benchmark_playbook_and_role_fill_a_store_in_the_project(installed, 
     assert _written_into(installed[2]) == set()
 
 
-def test_the_autotune_playbook_tunes_from_the_project(installed, project, torch_installed):
-    del torch_installed
+@pytest.mark.usefixtures("torch_installed")
+def test_the_autotune_playbook_tunes_from_the_project(installed, project):
     dsl_file = os.path.join(installed[2], "examples", "pytorch-mnist-tuning-local.yaml")
     playbook(installed, project, "sodalite.modak.autotune",
              {"dsl_file": dsl_file, "autotune_max_runs": 2, "autotune_extra_args": ["--steps", "1", "--warmup", "0"],

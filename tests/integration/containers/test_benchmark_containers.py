@@ -16,8 +16,9 @@ import pytest
 from helpers import ROOT
 
 
-def test_containers_benchmark_smoke(tmp_path, torch_installed):
-    del torch_installed      # benchmarks/containers installs it into .venv when missing: once per run instead
+# benchmarks/containers installs torch into .venv when missing: once per run instead (torch_installed)
+@pytest.mark.usefixtures("torch_installed")
+def test_containers_benchmark_smoke(tmp_path):
     if os.geteuid() != 0:
         pytest.skip("the container benchmark builds its base with mmdebstrap as root")
     out = tmp_path / "containers.json"

@@ -19,10 +19,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.perf import search,
 SPACE = {"threads": [1, 2], "precision": ["fp32", "bf16"]}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def torch(torch_installed):
-    """The pinned torch, installed once per run (conftest.py)."""
-    del torch_installed
+pytestmark = pytest.mark.usefixtures("torch_installed")     # the pinned torch, once per run (../conftest.py)
 
 
 def playbook(tmp_path, dsl_file, store_path, max_runs, min_gain=0.02):

@@ -24,10 +24,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.perf import store  
 BENCH = os.path.join(ROOT, "benchmarks")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def torch(torch_installed):
-    """The pinned torch, installed once per run (conftest.py)."""
-    del torch_installed
+pytestmark = pytest.mark.usefixtures("torch_installed")     # the pinned torch, once per run (../conftest.py)
 
 
 def bench(script, *args, cwd=ROOT, timeout=1500):

@@ -21,10 +21,7 @@ import runner  # noqa: E402
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store  # noqa: E402
 
 
-@pytest.fixture(scope="module", autouse=True)
-def torch(torch_installed):
-    """The pinned torch, installed once per run (conftest.py)."""
-    del torch_installed
+pytestmark = pytest.mark.usefixtures("torch_installed")     # the pinned torch, once per run (../conftest.py)
 
 
 def test_workload_two_steps_emits_a_record():
