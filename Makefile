@@ -17,8 +17,6 @@ demo: venv
 
 schema: venv
 	.venv/bin/python scripts/export_schema.py > schemas/modak-dsl.schema.json
-	.venv/bin/python scripts/export_scheduler_table.py
-	.venv/bin/python scripts/sync_scheduler_names.py
 	.venv/bin/python scripts/export_doc_fragments.py --write
 	.venv/bin/python scripts/export_tosca_types.py --write
 

@@ -19,17 +19,11 @@ sys.path.insert(0, os.path.join(HERE, "..", "collections"))
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry  # noqa: E402
 
 TARGET = os.path.join(HERE, "..", "plugins", "doc_fragments", "schedulers.py")
-# how the documentation names each scheduler of the registry (a new scheduler needs its title here)
-TITLES = {"slurm": "Slurm", "pbspro": "PBS Pro", "torque": "Torque", "gridengine": "Grid Engine",
-          "local": "bash on the host"}
 
 
 def titles():
     """The registry's names with their titles, in the registry's order."""
-    missing = [name for name in registry.NAMES if name not in TITLES]
-    if missing:
-        raise SystemExit("scripts/export_doc_fragments.py: give %s a title in TITLES" % ", ".join(missing))
-    return [(name, TITLES[name]) for name in registry.NAMES]
+    return [(d.name, d.title) for d in registry.SCHEDULERS]
 
 
 def sentence(pairs):

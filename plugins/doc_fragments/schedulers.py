@@ -15,12 +15,12 @@ class ModuleDocFragment(object):
     DOCUMENTATION = r"""
 options:
   scheduler:
-    choices: [slurm, pbspro, torque, local, gridengine]
+    choices: [slurm, pbspro, torque, gridengine, flux, local]
 """
 
     # every scheduler, named, for a module's notes
     NAMES = r"""
 options: {}
 notes:
-  - The schedulers are Slurm (V(slurm)), PBS Pro (V(pbspro)), Torque (V(torque)), bash on the host (V(local)) and Grid Engine (V(gridengine)).
+  - The schedulers are Slurm (V(slurm)), PBS Pro (V(pbspro)), Torque (V(torque)), Grid Engine (V(gridengine)), Flux (V(flux)) and bash on the host (V(local)).
 """

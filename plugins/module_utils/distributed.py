@@ -25,7 +25,7 @@ import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslProblem
 from ansible_collections.sodalite.modak.plugins.module_utils.model import DistributedPlan
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import table as scheduler_table
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry as schedulers
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
 CONFIG = "job.optimisation.app_type-ai_training.config"
@@ -50,8 +50,8 @@ def _true(value):
 
 def _scheduler(job):
     target = job.get("target") if isinstance(job.get("target"), dict) else {}
-    name = target.get("job_scheduler_type") or target.get("queue_type") or "local"
-    return scheduler_table.ALIASES.get(name, name)
+    name = target.get("job_scheduler_type") or target.get("queue_type") or schedulers.FALLBACK
+    return schedulers.ALIASES.get(name, name)
 
 
 def _int(value):
@@ -114,14 +114,15 @@ def _training_problems(job, opt):
                               "one rank per GPU" % gpus, ppn,
                               "remove processes_per_node (it follows request_gpus) or make them equal"))
     ppn = ppn or gpus or 1
-    if launch == "srun" and scheduler != "slurm":
+    steps = schedulers.capable(scheduler, schedulers.SRUN_STEPS)
+    if launch == "srun" and not steps:
         out.append(DslProblem(CONFIG + ".distributed_launch", "srun needs Slurm; the scheduler is %s" % scheduler,
                               launch, "use auto or torchrun"))
-    if nodes > 1 and scheduler != "slurm":
+    if nodes > 1 and not steps:
         out.append(DslProblem(OPTIONS + ".node_count", "distributed training across %d nodes is launched with "
                               "Slurm's srun only; %s starts no process on the other nodes" % (nodes, scheduler),
                               nodes, "use job_scheduler_type: slurm, or one node (torchrun --standalone)"))
-    per_task = 1 if launch == "torchrun" or scheduler != "slurm" else ppn
+    per_task = 1 if launch == "torchrun" or not steps else ppn
     if "process_count_per_node" in options and _int(options["process_count_per_node"]) != per_task:
         out.append(DslProblem(OPTIONS + ".process_count_per_node", "disagrees with distributed training, which "
                               "starts %d task(s) per node" % per_task, options["process_count_per_node"],
@@ -156,9 +157,10 @@ def plan(req, settings):
     nodes = req.options.nodes or 1
     ppn = wanted.processes_per_node or settings.gpus or 1
     launch = wanted.launch
+    steps = schedulers.capable(req.target.scheduler, schedulers.SRUN_STEPS)
     if launch == "auto":
-        launch = "srun" if req.target.scheduler == "slurm" else "standalone"
-    elif launch == "torchrun" and req.target.scheduler != "slurm":
+        launch = "srun" if steps else "standalone"
+    elif launch == "torchrun" and not steps:
         launch = "standalone"
     dist = DistributedPlan(launch=launch, backend=backend_of(wanted.backend, settings.gpu_vendor), nodes=nodes,
                            processes_per_node=ppn)

@@ -43,7 +43,7 @@ MAX_SPLIT = 16384
 SLURM_EVENTS = ("NONE", "BEGIN", "END", "FAIL", "REQUEUE", "ALL", "INVALID_DEPEND", "STAGE_OUT",
                 "TIME_LIMIT", "TIME_LIMIT_90", "TIME_LIMIT_80", "TIME_LIMIT_50", "ARRAY_TASKS")
 PBS_LETTERS = {"a": "FAIL", "b": "BEGIN", "e": "END", "n": "NONE"}
-SCHEDULER_ALIASES = schema.scheduler_table.ALIASES
+SCHEDULER_ALIASES = schema.scheduler_registry.ALIASES
 # memory requests that exclude each other: per node, per CPU, per GPU, the whole node
 MEMORY_FIELDS = ("memory_limit", "minimum_memory_per_processor", "memory_per_gpu", "memory_whole_node")
 _MEM_UNITS = {"": 1.0, "k": 1.0 / 1024, "m": 1.0, "g": 1024.0, "t": 1024.0 * 1024}
@@ -537,9 +537,9 @@ def build_request(doc):
     )
     scheduler = raw_target.get("job_scheduler_type")
     if scheduler is None:
-        scheduler = "local"
+        scheduler = schema.scheduler_registry.FALLBACK
         notes.append("no job_scheduler_type given: writing a plain bash script (target.job_scheduler_type: %s)"
-                     % ", ".join(schema.scheduler_table.NAMES))
+                     % ", ".join(schema.scheduler_registry.NAMES))
     scheduler = SCHEDULER_ALIASES.get(scheduler, scheduler)
     target = Target(scheduler=scheduler, name=raw_target.get("name"),
                     engine=raw_target.get("container_engine", "apptainer"), image_dir=raw_target.get("image_dir"),

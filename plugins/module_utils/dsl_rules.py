@@ -13,7 +13,7 @@ import math
 import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslProblem, path_str
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import extra, table
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import extra, registry
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
 # bash refuses to assign these (`readonly -p` of bash 5): the script would stop at the export
@@ -51,7 +51,7 @@ def scheduler_of(doc):
     """The registry's name of the document's scheduler (aliases resolved; the fallback when none is named)."""
     target = doc.get("job", {}).get("target") if isinstance(doc.get("job"), dict) else None
     name = target.get("job_scheduler_type") if isinstance(target, dict) else None
-    return table.ALIASES.get(name, name) if name is not None else table.FALLBACK
+    return registry.ALIASES.get(name, name) if name is not None else registry.FALLBACK
 
 
 def directive_problems(directives, scheduler, base="job.job_options.extra_directives"):

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Submit, follow and cancel one batch job: what the batch_job module does, without Ansible.
 
-The scheduler's Submitter (schedulers/<name>.py, found through schedulers/registry.py) builds the argv and
+The scheduler's class (schedulers/<name>.py, found through schedulers/registry.py) builds the argv and
 parses the answers; a Runner (commands.py) runs the argv with a timeout in the C locale.
 A small ledger ``<chdir>/.modak/jobs.json`` remembers name -> (job id, content hash) so that
 PBS and local jobs, which carry no comment, are recognised on the next run too.
@@ -113,9 +113,9 @@ class Job(object):
         self.runner = runner
         self.digest = digest(self.text, req.extra_args) if req.script else None
         script = os.path.abspath(req.script) if req.script else None
-        submitter = registry.submitter(self.scheduler)
-        self.name = submitter.name_of(self.text, script, req.extra_args) if script else None
-        self.backend = submitter(self.runner, chdir=self.chdir, script=script, job_name=self.name)
+        scheduler = registry.scheduler_class(self.scheduler)
+        self.name = scheduler.name_of(self.text, script, req.extra_args) if script else None
+        self.backend = scheduler(self.runner, chdir=self.chdir, script=script, job_name=self.name)
         self.script = script
         self.result = {"changed": False, "job_id": None, "state": None, "active": None, "exit_code": None,
                        "reason": None, "expected_start": None,

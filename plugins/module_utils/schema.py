@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, image_refs, launchers, mpi
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtime_registry
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import table as scheduler_table
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry as scheduler_registry
 
 SCHEMA_ID = "https://sodalite.eu/modak/dsl.schema.json"
 
@@ -20,7 +20,7 @@ FRAMEWORKS = frameworks.names()
 PARALLELISATIONS = ("mpi", "openmp", "openacc", "opencl", "opencc")
 MPI_LIBRARIES = mpi.NAMES                           # from the MPI library table
 MPI_TYPES = mpi.PMI_TYPES                           # Slurm's MPI plugins
-SCHEDULERS = scheduler_table.ALL_NAMES              # names and aliases, from the scheduler table
+SCHEDULERS = scheduler_registry.ALL_NAMES           # names and aliases, from the scheduler registry
 APP_TYPES = ("mpi", "hpc", "python", "ai_training", "ai_inference")
 OPT_APP_TYPES = ("ai_training", "ai_inference", "hpc")
 CPU_TYPES = ("x86", "amd", "arm", "power")
@@ -239,7 +239,7 @@ APPLICATION = _obj({
 }, title="application", description="What to run.")
 
 TARGET = _obj({
-    "job_scheduler_type": _enum(SCHEDULERS, "Scheduler: %s." % scheduler_table.DESCRIPTION),
+    "job_scheduler_type": _enum(SCHEDULERS, "Scheduler: %s." % scheduler_registry.DESCRIPTION),
     "name": _s(NAME, "Infrastructure name."),
     "container_engine": _enum(ENGINES, "Container runtime on the target.", default="apptainer"),
     "image_dir": _s(ABS_PATH, "Directory of pulled images on the target: .sif files, Charliecloud "

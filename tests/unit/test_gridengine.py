@@ -186,21 +186,21 @@ GONE = (1, "Following jobs do not exist: \n%s\n", "")
 def test_status_from_recorded_answers(job_id, answers, want):
     runner = FakeRunner([(argv, (rc, out % job_id if "%s" in out else out, err))
                          for argv, (rc, out, err) in answers])
-    status = gridengine.GridEngineSubmitter(runner, chdir="/w").status(job_id)
+    status = gridengine.GridEngine(runner, chdir="/w").status(job_id)
     assert dict((key, getattr(status, key)) for key in want) == want
 
 
 def test_find_active_reads_the_context(monkeypatch):
     monkeypatch.setattr(gridengine, "_user_name", lambda: "root")
     runner = FakeRunner([(["qstat", "-j", "probe"], (0, QSTAT_J, ""))])
-    submitter = gridengine.GridEngineSubmitter(runner)
+    submitter = gridengine.GridEngine(runner)
     assert submitter.find_active("probe", "abc") == "2"
     assert submitter.find_active("probe", "other") is None
 
 
 def test_an_unknown_job_is_a_clear_error():
     runner = FakeRunner([(["qstat", "-j", "9"], GONE), (["qacct", "-j", "9"], (1, "", "error: job id 9 not found\n"))])
-    submitter = gridengine.GridEngineSubmitter(runner)
+    submitter = gridengine.GridEngine(runner)
     submitter.accounting_pause = 0
     with pytest.raises(SubmitError, match="Grid Engine knows no job 9"):
         submitter.status("9")
@@ -226,7 +226,7 @@ def test_check_mode_and_submission_through_the_job(tmp_path):
 
 def _found(qstat_text, name="probe", script=None):
     runner = FakeRunner([(["qstat", "-j", name], (0, qstat_text, ""))])
-    return gridengine.GridEngineSubmitter(runner, script=script).find_active(name, "abc")
+    return gridengine.GridEngine(runner, script=script).find_active(name, "abc")
 
 
 def test_find_active_adopts_only_our_own_job(monkeypatch):
@@ -250,8 +250,8 @@ def test_find_active_adopts_only_our_own_job(monkeypatch):
 ])
 def test_a_forged_key_is_refused(script, extra_args):
     with pytest.raises(SubmitError, match="reserved"):
-        gridengine.GridEngineSubmitter(FakeRunner([])).check(script, extra_args)
+        gridengine.GridEngine(FakeRunner([])).check(script, extra_args)
 
 
 def test_other_contexts_pass():
-    gridengine.GridEngineSubmitter(FakeRunner([])).check("#!/bin/bash\n#$ -ac project=x\nhostname\n", ["-ac", "a=1"])
+    gridengine.GridEngine(FakeRunner([])).check("#!/bin/bash\n#$ -ac project=x\nhostname\n", ["-ac", "a=1"])

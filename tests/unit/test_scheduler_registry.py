@@ -2,36 +2,33 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
+import re
 
 import pytest
 import yaml
 from helpers import ROOT
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, schema
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry, table
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import Scheduler
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import Submitter
 from ansible_collections.sodalite.modak.plugins.modules import batch_job
 
 
-def _sync():
-    spec = importlib.util.spec_from_file_location("sync_scheduler_names",
-                                                  os.path.join(ROOT, "scripts", "sync_scheduler_names.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-SYNC = _sync()
-
-
-@pytest.mark.parametrize("name", SYNC.FILES)
-def test_generated_name_lists_are_current(name):
-    with open(os.path.join(ROOT, name), encoding="utf-8") as handle:
-        text = handle.read()
-    assert SYNC.sync(text) == text, "run scripts/sync_scheduler_names.py (make schema) after changing the registry"
+def test_tosca_and_roles_list_no_scheduler_names_by_hand():
+    """The registry is the one list: outside the block generated from the schema, no TOSCA file or role lists the
+    schedulers (batch_job and the optimiser check a name and name the known ones)."""
+    listed = re.compile(r"\[[^\]\n]*\bslurm\b[^\]\n]*\bpbspro\b")
+    for top in ("tosca", "roles", "playbooks"):
+        for folder, _dirs, files in os.walk(os.path.join(ROOT, top)):
+            for name in files:
+                if not name.endswith((".yml", ".yaml")):
+                    continue
+                with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                    text = handle.read()
+                if "# BEGIN data types generated" in text:
+                    text = text[:text.index("# BEGIN data types")] + text[text.index("# END generated data types"):]
+                assert not listed.search(text), os.path.join(folder, name)
 
 
 def test_batch_job_choices_are_the_registry_names():
@@ -42,7 +39,7 @@ def test_batch_job_choices_are_the_registry_names():
 
 def test_schema_enum_and_dsl_aliases_come_from_the_registry():
     assert schema.TARGET["properties"]["job_scheduler_type"]["enum"] == list(registry.ALL_NAMES)
-    assert dsl.SCHEDULER_ALIASES == registry.ALIASES == table.ALIASES
+    assert dsl.SCHEDULER_ALIASES == registry.ALIASES
 
 
 def test_tosca_dsl_type_takes_every_dsl_word():
@@ -54,22 +51,43 @@ def test_tosca_dsl_type_takes_every_dsl_word():
     assert list(registry.ALL_NAMES) in found
 
 
-def test_every_backend_offers_the_interface():
+def test_every_scheduler_is_one_class_with_the_whole_interface():
     seen = set()
     for backend in registry.backends():
-        assert issubclass(backend, Submitter) and issubclass(backend.writer, Scheduler)
-        assert backend.writer.name == backend.name
-        for method in ("submit", "status", "cancel", "find_active", "claims", "name_of"):
+        assert issubclass(backend, Scheduler) and backend.name in registry.NAMES
+        for method in ("directives", "preamble", "submit", "status", "cancel", "find_active", "claims", "name_of"):
             assert callable(getattr(backend, method))
-        words = {backend.name} | set(backend.aliases)
+        words = {backend.name} | set(registry.descriptor(backend.name).aliases)
         assert not words & seen, words
         seen |= words
-    assert [b.name for b in registry.backends() if b.fallback] == [registry.FALLBACK]
+    assert registry.FALLBACK == "local" and not registry.scheduler_class("local").prefix   # it claims no script
+
+
+def test_capabilities_are_the_descriptors():
+    assert registry.capable("slurm", registry.SRUN_STEPS) and not registry.capable("sge", registry.SRUN_STEPS)
+    assert registry.capable("pbs", registry.BATCH) and not registry.capable("bash", registry.BATCH)
+    assert not registry.capable("lsf", registry.BATCH)
+
+
+def test_no_code_outside_schedulers_compares_scheduler_names():
+    """Capabilities instead: a comparison with a scheduler's name (or an alias) anywhere in plugins/ but
+    schedulers/ would be a second place that knows what one scheduler does."""
+    words = "|".join(re.escape(w) for w in registry.ALL_NAMES if w != "none")   # 'none' is also a launcher
+    compares = re.compile(r"""(==|!=|\bin)\s*[(\[]?\s*["'](%s)["']|["'](%s)["']\s*(==|!=)""" % (words, words))
+    found = []
+    for folder, _dirs, files in os.walk(os.path.join(ROOT, "plugins")):
+        if os.path.basename(folder) == "schedulers":
+            continue
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), encoding="utf-8") as handle:
+                    found.extend("%s: %s" % (name, line.strip()) for line in handle if compares.search(line))
+    assert not found
 
 
 @pytest.mark.parametrize("word", registry.ALL_NAMES)
 def test_every_dsl_word_finds_its_backends(word):
-    assert registry.get(word).name == registry.submitter(word).name == registry.canonical(word)
+    assert registry.get(word).name == registry.scheduler_class(word).name == registry.canonical(word)
 
 
 def test_an_unknown_name_says_which_are_known():

@@ -1,14 +1,17 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What every scheduler backend offers, and the small pure helpers they share."""
+"""The scheduler class every backend derives from (one class per scheduler), and the small pure helpers they
+share."""
 
 from __future__ import annotations
 
+import os
 import re
 import string
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import directive_words
 
 _PERCENT_FORMAT = re.compile(r"%[-#0 +]*\d*(\.\d+)?[sdifrx]")
 
@@ -101,18 +104,38 @@ def task_chunks(options, settings, warnings):
 
 
 class Scheduler(object):
-    """A scheduler backend: directive lines, working directory, launcher default."""
+    """One scheduler: the directives of its batch scripts (pure, used by render.py) and the submission of a
+    script (argv, parsing and states, used by job_control.py through a Runner).
+
+    Class attributes: ``name`` (the registry's name), ``prefix`` (the directive prefix, which ``claims`` looks
+    for; None: the scheduler writes none), ``extension`` (of the scripts modak writes), ``submit_dir_var`` (the
+    variable holding the submission directory), ``default_launcher``, ``host_file`` and ``host_file_form`` (the
+    file of the job's hosts that mpirun/mpiexec read: None when the launcher finds them itself, or one host;
+    "slots": one host per slot, as it is; "pe": Grid Engine's 'host slots queue range' lines, converted first),
+    ``allowed_options`` (the raw options ``extra_directives`` may carry: option with its dashes -> None for any
+    value, or the values allowed, or 2 for two value words; a batch scheduler that declares none refuses every raw
+    option) and ``typed_options`` (option -> the job_options field to use instead). Names, aliases and
+    capabilities are the registry's descriptor (schedulers/registry.py), so that the DSL reads them without
+    loading a backend. Optional method: ``test_only(script, extra_args)``, a check without submitting.
+    """
 
     name = ""
-    prefix = ""
+    prefix = None
     extension = ".sh"
     submit_dir_var = None
     default_launcher = "mpirun"
-    # the variable naming the file of the job's hosts that mpirun/mpiexec read (None: the launcher finds them
-    # itself, or one host); its form: "slots" (one host per slot, a host file as it is) or "pe" (Grid Engine's
-    # 'host slots queue range' lines, converted first)
     host_file = None
     host_file_form = "slots"
+    allowed_options = {}
+    typed_options = {}
+
+    def __init__(self, runner=None, chdir=None, script=None, job_name=None):
+        self.runner = runner
+        self.chdir = chdir
+        self.script_path = script
+        self.job_name = job_name
+
+    # -- the script: directives ---------------------------------------------------------------------------------
 
     def directives(self, options, settings):
         """Return (directive lines without prefix, warnings)."""
@@ -136,3 +159,34 @@ class Scheduler(object):
     def redirect_lines(self, options):
         """Output redirection done by the script itself (batch schedulers do it for us)."""
         return []
+
+    # -- the job: submit, follow, cancel ------------------------------------------------------------------------
+
+    @classmethod
+    def claims(cls, text):
+        """True when a script's directives are this scheduler's."""
+        return bool(cls.prefix and directive_words(text, cls.prefix))
+
+    @classmethod
+    def name_of(cls, script_text, script_path, extra_args=()):
+        """The job's name as the scheduler will see it (command line, then directives, then the file name)."""
+        return os.path.basename(script_path)
+
+    def submit(self, script, extra_args=(), digest=None):
+        """Submit the script; return the job id."""
+        raise NotImplementedError
+
+    def status(self, job_id):
+        """Return the JobStatus of a job, queued, running or ended."""
+        raise NotImplementedError
+
+    def cancel(self, job_id):
+        """Ask the scheduler to end the job."""
+        raise NotImplementedError
+
+    def find_active(self, name, digest):
+        """A queued or running job with this name and content (digest), or None when the scheduler cannot tell."""
+        return None
+
+    def check(self, script_text, extra_args=()):
+        """Refuse a script or arguments that would break submission rules (raises SubmitError); none by default."""

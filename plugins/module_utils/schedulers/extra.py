@@ -3,9 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Whether a raw scheduler option of ``job_options.extra_directives`` is accepted: an allow-list that fails closed.
 
-Each scheduler declares the options it allows in its own module (its Submitter's ``allowed_options`` and
-``typed_options``); this module reads them from the generated light table (schedulers/table.py), so validating a
-DSL loads no backend. sbatch and qsub accept abbreviated long options and options that name files, change who
+Each scheduler declares the options it allows in its own class (``allowed_options`` and ``typed_options``); this
+module asks the registry for that one class, so validating a DSL loads only the backend it names. sbatch and qsub accept abbreviated long options and options that name files, change who
 runs the job or what runs it, so a deny-list could not be complete. An option with a typed field is refused with
 the field to use, so that it passes that field's checks. An unknown scheduler, or a batch scheduler that declares
 no option, lets no raw option through. The comment prefix ``modak:`` is reserved: it carries the idempotence key
@@ -14,7 +13,7 @@ of batch_job.
 
 from __future__ import annotations
 
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import table
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
 RESERVED_COMMENT = "modak:"
 
@@ -40,16 +39,17 @@ def problem(scheduler, directive):
 
     A declared option maps to None (one value word, or none), a tuple (the values allowed, before any '='), or 2
     (two value words, as Grid Engine's '-pe <environment> <slots>')."""
-    name = table.ALIASES.get(scheduler, scheduler)
-    if name not in table.SUBMITTERS:
+    name = registry.ALIASES.get(scheduler, scheduler)
+    if name not in registry.NAMES:
         return ("is for an unknown scheduler %r: no raw option is accepted" % (scheduler,),
-                "job.target.job_scheduler_type is one of %s" % ", ".join(table.ALL_NAMES))
+                "job.target.job_scheduler_type is one of %s" % ", ".join(registry.ALL_NAMES))
     if forges_comment(directive):
         return ("sets a comment with the reserved prefix '%s' (batch_job's idempotence key)" % RESERVED_COMMENT,
                 "choose a comment that does not start with '%s'" % RESERVED_COMMENT)
-    if name not in table.OPTIONS:
+    if not registry.capable(name, registry.BATCH):
         return None                     # a run without a scheduler writes no directive (a warning says so)
-    allowed, typed = table.OPTIONS[name]
+    backend = registry.scheduler_class(name)
+    allowed, typed = backend.allowed_options, backend.typed_options
     if not allowed:
         return ("%s declares no raw option: extra_directives are refused" % name, "use the job_options fields")
     dashes, option, value, separator = split(directive)

@@ -15,7 +15,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.errors import Submi
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
     Scheduler, cannot, hms, opt, pbs_begin, pbs_events, refuse)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (
-    JobStatus, Submitter, directive_words, elapsed_seconds, option_value)
+    JobStatus, directive_words, elapsed_seconds, option_value)
 
 # parallel environments asked for by -pe: one host ($pe_slots) or spread over hosts; sites name theirs
 # differently, so a site names its own with job_options.parallel_environment
@@ -126,56 +126,6 @@ def hold(dependency, problems):
             continue
         ids.extend(part.split("+")[0].split("_")[0] for part in dep.split(":")[1:])
     return "-hold_jid %s" % ",".join(ids) if ids else ""
-
-
-class GridEngine(Scheduler):
-    name = "gridengine"
-    prefix = "#$"
-    extension = ".sge"
-    submit_dir_var = "SGE_O_WORKDIR"
-    default_launcher = "mpirun"
-    host_file = "PE_HOSTFILE"
-    host_file_form = "pe"
-
-    def directives(self, options, settings):
-        warnings, problems = [], []
-        lines = [
-            "-N %s" % job_name_word(options.job_name),
-            "-S /bin/bash",
-            "-cwd",
-            parallel_environment(settings, settings.tasks, options.parallel_environment),
-            opt("-l h_rt={0}", hms(options.walltime_s) if options.walltime_s else None),
-            memory(options, settings, problems),
-            gpus(options, settings, problems),
-            scratch(options, problems),
-            opt("-q {0}", options.queue),
-            opt("-A {0}", options.account),
-        ]
-        lines.extend(array(options.array, problems) if options.array else [])
-        lines.extend([
-            hold(options.dependency, problems),
-            opt("-a {0}", pbs_begin(options.begin) if options.begin else None),
-            opt("-m {0}", pbs_events(options.mail_events) if options.mail_events else None),
-            opt("-M {0}", options.mail_user if options.mail_events else None),
-            "-V" if options.export_all else "",
-            opt("-v {0}", options.export_vars),
-            opt("-o {0}", path(options.stdout) if options.stdout else None),  # none: <name>.o<id> in -cwd
-            "-e %s" % path(options.stderr) if options.stderr else "-j y",
-        ])
-        lines.extend(options.extra_directives)
-        for field, value, what in (("qos", options.qos, "a quality of service"),
-                                   ("architecture_constraint", options.constraint, "node features"),
-                                   ("request_specific_nodes", options.nodelist, "a node list"),
-                                   ("node_exclusive", options.exclusive, "exclusive nodes"),
-                                   ("memory_per_gpu", options.mem_per_gpu_mb, "memory per GPU"),
-                                   ("memory_whole_node", options.mem_whole_node, "'all the memory of the node'"),
-                                   ("placement", options.placement if options.placement != "free" else None,
-                                    "a placement (the parallel environment's allocation rule places the slots)")):
-            if value:
-                cannot(problems, field, "Grid Engine", what + " portably", value,
-                       "sites define their own resources: use them in extra_directives ('-l NAME=VALUE')")
-        refuse(problems)
-        return [line for line in lines if line], warnings
 
 
 # -- submission: qsub -terse, qstat -j, qacct -j, qdel --------------------------------------------------------------
@@ -321,15 +271,58 @@ def ended(fields):
     return ("COMPLETED" if code == 0 else "FAILED"), code
 
 
-class GridEngineSubmitter(Submitter):
+class GridEngine(Scheduler):
     name = "gridengine"
-    aliases = ("sge",)
-    writer = GridEngine
     prefix = "#$"
+    extension = ".sge"
+    submit_dir_var = "SGE_O_WORKDIR"
+    default_launcher = "mpirun"
+    host_file = "PE_HOSTFILE"
+    host_file_form = "pe"
     allowed_options = ALLOWED_OPTIONS
     typed_options = TYPED_OPTIONS
     accounting_tries = 10            # qmaster writes the accounting record just after the job leaves qstat
     accounting_pause = 0.5
+
+    def directives(self, options, settings):
+        warnings, problems = [], []
+        lines = [
+            "-N %s" % job_name_word(options.job_name),
+            "-S /bin/bash",
+            "-cwd",
+            parallel_environment(settings, settings.tasks, options.parallel_environment),
+            opt("-l h_rt={0}", hms(options.walltime_s) if options.walltime_s else None),
+            memory(options, settings, problems),
+            gpus(options, settings, problems),
+            scratch(options, problems),
+            opt("-q {0}", options.queue),
+            opt("-A {0}", options.account),
+        ]
+        lines.extend(array(options.array, problems) if options.array else [])
+        lines.extend([
+            hold(options.dependency, problems),
+            opt("-a {0}", pbs_begin(options.begin) if options.begin else None),
+            opt("-m {0}", pbs_events(options.mail_events) if options.mail_events else None),
+            opt("-M {0}", options.mail_user if options.mail_events else None),
+            "-V" if options.export_all else "",
+            opt("-v {0}", options.export_vars),
+            opt("-o {0}", path(options.stdout) if options.stdout else None),  # none: <name>.o<id> in -cwd
+            "-e %s" % path(options.stderr) if options.stderr else "-j y",
+        ])
+        lines.extend(options.extra_directives)
+        for field, value, what in (("qos", options.qos, "a quality of service"),
+                                   ("architecture_constraint", options.constraint, "node features"),
+                                   ("request_specific_nodes", options.nodelist, "a node list"),
+                                   ("node_exclusive", options.exclusive, "exclusive nodes"),
+                                   ("memory_per_gpu", options.mem_per_gpu_mb, "memory per GPU"),
+                                   ("memory_whole_node", options.mem_whole_node, "'all the memory of the node'"),
+                                   ("placement", options.placement if options.placement != "free" else None,
+                                    "a placement (the parallel environment's allocation rule places the slots)")):
+            if value:
+                cannot(problems, field, "Grid Engine", what + " portably", value,
+                       "sites define their own resources: use them in extra_directives ('-l NAME=VALUE')")
+        refuse(problems)
+        return [line for line in lines if line], warnings
 
     @classmethod
     def name_of(cls, script_text, script_path, extra_args=()):
@@ -398,3 +391,4 @@ class GridEngineSubmitter(Submitter):
 
     def cancel(self, job_id):
         self.runner.run(cancel_argv(job_id))
+

@@ -15,50 +15,12 @@ import time
 from ansible_collections.sodalite.modak.plugins.module_utils import shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import Scheduler
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import JobStatus, Submitter
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import JobStatus
 
 
 def _target(name):
     """A redirection target; a name starting with a digit gets './' so that it cannot read as a descriptor."""
     return shell.quote("./" + name if name[:1].isdigit() else name)
-
-
-class Local(Scheduler):
-    name = "local"
-    prefix = "#"
-    extension = ".sh"
-    default_launcher = "mpirun"
-
-    def directives(self, options, settings):
-        warnings = []
-        ignored = [name for name, value in (
-            ("queue", options.queue), ("account", options.account), ("qos", options.qos),
-            ("job_array", options.array), ("job_dependency", options.dependency),
-            ("memory_limit", options.mem_mb), ("request_event_notification", options.mail_events),
-            ("extra_directives", options.extra_directives)) if value]
-        if settings.nodes > 1:
-            ignored.append("node_count")
-        if ignored:
-            warnings.append("a local run has no scheduler: %s ignored" % ", ".join(ignored))
-        return [], warnings
-
-    def preamble(self, options, settings):
-        _lines, warnings = self.directives(options, settings)
-        return ["# modak: local run of job %s" % options.job_name], warnings
-
-    def run_prefix(self, options):
-        if options.walltime_s:
-            return ["timeout", "--signal=TERM", "--kill-after=30", "%ds" % options.walltime_s]
-        return []
-
-    def redirect_lines(self, options):
-        if not options.stdout:
-            # no file named: the output stays with whoever runs the script (batch_job writes <name>.o<pid>,
-            # unique per run); standard error joins it unless a file is named for it
-            return ["exec 2>%s" % _target(options.stderr) if options.stderr else "exec 2>&1"]
-        if options.stderr:
-            return ["exec >%s 2>%s" % (_target(options.stdout), _target(options.stderr))]
-        return ["exec >%s 2>&1" % _target(options.stdout)]
 
 
 # -- submission: bash in the background, in its own session; the job id is the process id --------------------------
@@ -107,7 +69,7 @@ def _alive(pid):
         return False
 
 
-class LocalSubmitter(Submitter):
+class Local(Scheduler):
     """The script runs with bash in its own session in the background; the job id is the process id.
 
     Files in ``<chdir>/.modak/``: ``<id>.pid``, ``<id>.rc`` (written when the script ends), ``<id>.cancelled``
@@ -115,14 +77,44 @@ class LocalSubmitter(Submitter):
     """
 
     name = "local"
-    aliases = ("none", "bash")
-    writer = Local
-    fallback = True
-    batch = False                       # no directive is written: extra_directives are ignored, with a warning
+    prefix = None                       # no directive: a script nobody claims is run as it is
+    extension = ".sh"
+    default_launcher = "mpirun"
 
-    def __init__(self, runner, chdir=None, script=None, job_name=None):
-        super(LocalSubmitter, self).__init__(runner, chdir, script, job_name or "job")
-        self.state_dir = os.path.join(chdir, STATE_DIR)
+    def directives(self, options, settings):
+        warnings = []
+        ignored = [name for name, value in (
+            ("queue", options.queue), ("account", options.account), ("qos", options.qos),
+            ("job_array", options.array), ("job_dependency", options.dependency),
+            ("memory_limit", options.mem_mb), ("request_event_notification", options.mail_events),
+            ("extra_directives", options.extra_directives)) if value]
+        if settings.nodes > 1:
+            ignored.append("node_count")
+        if ignored:
+            warnings.append("a local run has no scheduler: %s ignored" % ", ".join(ignored))
+        return [], warnings
+
+    def preamble(self, options, settings):
+        _lines, warnings = self.directives(options, settings)
+        return ["# modak: local run of job %s" % options.job_name], warnings
+
+    def run_prefix(self, options):
+        if options.walltime_s:
+            return ["timeout", "--signal=TERM", "--kill-after=30", "%ds" % options.walltime_s]
+        return []
+
+    def redirect_lines(self, options):
+        if not options.stdout:
+            # no file named: the output stays with whoever runs the script (batch_job writes <name>.o<pid>,
+            # unique per run); standard error joins it unless a file is named for it
+            return ["exec 2>%s" % _target(options.stderr) if options.stderr else "exec 2>&1"]
+        if options.stderr:
+            return ["exec >%s 2>%s" % (_target(options.stdout), _target(options.stderr))]
+        return ["exec >%s 2>&1" % _target(options.stdout)]
+
+    def __init__(self, runner=None, chdir=None, script=None, job_name=None):
+        super(Local, self).__init__(runner, chdir, script, job_name or "job")
+        self.state_dir = os.path.join(chdir, STATE_DIR) if chdir else None   # None: only the script is written
 
     @classmethod
     def claims(cls, text):
@@ -206,3 +198,4 @@ class LocalSubmitter(Submitter):
             state = "FAILED"
         return JobStatus(job_id=job_id, state=state, active=False, exit_code=code, stdout_path=stdout,
                          stderr_path=stderr, elapsed=int(ended - started), name=name)
+

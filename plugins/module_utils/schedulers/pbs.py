@@ -12,37 +12,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.errors import Submi
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
     Scheduler, opt, pbs_begin, pbs_events, pbs_job_name)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (
-    JobStatus, Submitter, directive_words, elapsed_seconds, option_value)
-
-
-class PbsFamily(Scheduler):
-    """Base of the PBS dialects; subclasses add their resource and array lines."""
-
-    prefix = "#PBS"
-    extension = ".pbs"
-    submit_dir_var = "PBS_O_WORKDIR"
-    default_launcher = "mpirun"
-    host_file = "PBS_NODEFILE"
-
-    @staticmethod
-    def name_line(options):
-        return "-N %s" % pbs_job_name(options.job_name)
-
-    @staticmethod
-    def common_lines(options):
-        """Queue, account, dependency, start time, mail, environment and output: the same in both."""
-        return [
-            opt("-q {0}", options.queue),
-            opt("-A {0}", options.account),
-            opt("-W depend={0}", ",".join(options.dependency) if options.dependency else None),
-            opt("-a {0}", pbs_begin(options.begin) if options.begin else None),
-            opt("-m {0}", pbs_events(options.mail_events) if options.mail_events else None),
-            opt("-M {0}", options.mail_user if options.mail_events else None),
-            "-V" if options.export_all else "",
-            opt("-v {0}", options.export_vars),
-            opt("-o {0}", options.stdout),  # none named: PBS's <name>.o<id> (one per array index)
-            "-e %s" % options.stderr if options.stderr else "-j oe",
-        ]
+    JobStatus, directive_words, elapsed_seconds, option_value)
 
 
 # -- raw options both dialects allow in extra_directives, and those with a typed field -------------------------------
@@ -107,12 +77,37 @@ def _path(value):
     return value.split(":", 1)[1] if re.match(r"^[^/:]+:/", value) else value
 
 
-class PbsSubmitter(Submitter):
-    """qsub, qstat -f, qdel; a dialect gives its name, writer and status_argv."""
+class PbsFamily(Scheduler):
+    """What PBS Pro and Torque share: the #PBS directives both spell the same way; qsub, qstat -f, qdel. A dialect
+    gives its name, its resource and array lines, and status_argv."""
 
     prefix = "#PBS"
+    extension = ".pbs"
+    submit_dir_var = "PBS_O_WORKDIR"
+    default_launcher = "mpirun"
+    host_file = "PBS_NODEFILE"
     status_argv = staticmethod(status_argv)
     typed_options = TYPED_OPTIONS
+
+    @staticmethod
+    def name_line(options):
+        return "-N %s" % pbs_job_name(options.job_name)
+
+    @staticmethod
+    def common_lines(options):
+        """Queue, account, dependency, start time, mail, environment and output: the same in both."""
+        return [
+            opt("-q {0}", options.queue),
+            opt("-A {0}", options.account),
+            opt("-W depend={0}", ",".join(options.dependency) if options.dependency else None),
+            opt("-a {0}", pbs_begin(options.begin) if options.begin else None),
+            opt("-m {0}", pbs_events(options.mail_events) if options.mail_events else None),
+            opt("-M {0}", options.mail_user if options.mail_events else None),
+            "-V" if options.export_all else "",
+            opt("-v {0}", options.export_vars),
+            opt("-o {0}", options.stdout),  # none named: PBS's <name>.o<id> (one per array index)
+            "-e %s" % options.stderr if options.stderr else "-j oe",
+        ]
 
     @classmethod
     def name_of(cls, script_text, script_path, extra_args=()):
@@ -176,3 +171,4 @@ class PbsSubmitter(Submitter):
 
     def cancel(self, job_id):
         self.runner.run(cancel_argv(job_id))
+

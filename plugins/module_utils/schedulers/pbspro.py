@@ -10,7 +10,7 @@ import re
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
     cannot, hms, opt, refuse, task_chunks)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import (
-    COMMON_OPTIONS, PbsFamily, PbsSubmitter)
+    COMMON_OPTIONS, PbsFamily)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import directive_words
 
 GPU_TYPE_RESOURCE = "gpu_type"    # the chunk resource for the GPU model when the site names none
@@ -72,8 +72,20 @@ def array(spec, problems):
     return "-J %s-%s%s" % (match.group(1), match.group(2), match.group(3) or "")
 
 
+# -- submission: qsub, qstat -x -f (finished jobs too), qdel --------------------------------------------------------
+# raw options: the common ones, -P project and -W with attributes that name no file (not stagein, stageout, depend)
+ALLOWED_OPTIONS = dict(COMMON_OPTIONS, **{"-P": None, "-W": ("umask", "sandbox", "block", "run_count",
+                                                             "max_run_subjobs")})
+
+
+def status_argv(job_id):
+    return ["qstat", "-x", "-f", str(job_id)]   # -x: finished jobs too
+
+
 class PbsPro(PbsFamily):
     name = "pbspro"
+    status_argv = staticmethod(status_argv)
+    allowed_options = ALLOWED_OPTIONS
 
     def directives(self, options, settings):
         warnings, problems = [], []
@@ -101,25 +113,8 @@ class PbsPro(PbsFamily):
         refuse(problems)
         return [line for line in lines if line], warnings
 
-
-# -- submission: qsub, qstat -x -f (finished jobs too), qdel --------------------------------------------------------
-# raw options: the common ones, -P project and -W with attributes that name no file (not stagein, stageout, depend)
-ALLOWED_OPTIONS = dict(COMMON_OPTIONS, **{"-P": None, "-W": ("umask", "sandbox", "block", "run_count",
-                                                             "max_run_subjobs")})
-
-
-def status_argv(job_id):
-    return ["qstat", "-x", "-f", str(job_id)]   # -x: finished jobs too
-
-
-class PbsProSubmitter(PbsSubmitter):
-    name = "pbspro"
-    aliases = ("pbs",)
-    writer = PbsPro
-    status_argv = staticmethod(status_argv)
-    allowed_options = ALLOWED_OPTIONS
-
     @classmethod
     def claims(cls, text):
         """#PBS directives with a select= resource are PBS Pro's."""
         return any("select=" in word for word in directive_words(text, cls.prefix))
+

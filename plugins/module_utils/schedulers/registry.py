@@ -1,57 +1,122 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The scheduler registry: the one list of schedulers, and each backend loaded on its first use.
+"""The scheduler registry: the one list of schedulers, each a hand-written descriptor, and each backend loaded on
+its first use.
 
-Each scheduler is one module, ``schedulers/<name>.py``, with its directive class (the ``writer``), its
-``Submitter`` and the raw options it allows; registering it is one entry in MODULES. ``schedulers/table.py``
-(names, aliases, allowed options) is generated from the modules (``make schema``, scripts/export_scheduler_table.py),
-so that the DSL's schema and validation read them without importing any backend; the schema enum, batch_job's
-choices and the TOSCA valid_values are generated from the table (tests/unit/test_scheduler_registry.py and
-tests/unit/test_scheduler_options.py fail when one of them is out of date).
+A scheduler is one module, ``schedulers/<name>.py``, holding one class (directives, submit/status/cancel argv and
+their parsers, its state map, its raw-option allow-list). Registering it is one entry in SCHEDULERS: its names and
+its capabilities, which the DSL's schema and validation read without importing any backend. Code outside
+``schedulers/`` asks for a capability (``capable``), never for a scheduler's name. The schema's enum, batch_job's
+choices (a doc fragment) and the TOSCA data types are generated from this list by ``make schema``.
 """
 
 from __future__ import annotations
 
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import table
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.table import (
-    ALIASES, ALL_NAMES, DESCRIPTION, FALLBACK, NAMES)
+from collections import namedtuple
 
-# the registration: backend modules in the order scripts are recognised (a backend that claims every #PBS script,
-# Torque, comes after the one that claims some, PBS Pro)
-MODULES = ("slurm", "pbspro", "torque", "local", "gridengine")
+# -- capabilities: what code outside schedulers/ may ask of a scheduler ------------------------------------------
+# the scheduler starts the job's tasks on every node of the allocation with srun (job steps, SLURM_PROCID and
+# the node list): srun-launched ranks and training across nodes need it
+SRUN_STEPS = "srun_steps"
+# the script's directives are read by a batch system (a run without a scheduler writes none)
+BATCH = "batch"
 
-_WRITERS = {}
+Descriptor = namedtuple("Descriptor", "name title aliases capabilities")
+Descriptor.__doc__ = "A scheduler as the DSL knows it: its name, its title, the other words for it, what it can do."
 
-__all__ = ("ALIASES", "ALL_NAMES", "FALLBACK", "MODULES", "NAMES", "backends", "canonical", "describe", "detect",
-           "get", "submitter")
+# the registration, in the order scripts are recognised (a backend that claims every #PBS script, Torque, comes
+# after the one that claims some, PBS Pro); the last one is the fallback: it takes the scripts nobody claims
+SCHEDULERS = (
+    Descriptor("slurm", "Slurm", (), frozenset((BATCH, SRUN_STEPS))),
+    Descriptor("pbspro", "PBS Pro", ("pbs",), frozenset((BATCH,))),
+    Descriptor("torque", "Torque", (), frozenset((BATCH,))),
+    Descriptor("gridengine", "Grid Engine", ("sge",), frozenset((BATCH,))),
+    Descriptor("flux", "Flux", (), frozenset((BATCH,))),
+    Descriptor("local", "bash on the host", ("none", "bash"), frozenset()),
+)
+
+DESCRIPTORS = {d.name: d for d in SCHEDULERS}
+NAMES = tuple(d.name for d in SCHEDULERS)
+ALIASES = {alias: d.name for d in SCHEDULERS for alias in d.aliases}
+ALL_NAMES = tuple(word for d in SCHEDULERS for word in (d.name,) + d.aliases)   # every word the DSL accepts
+FALLBACK = SCHEDULERS[-1].name
+DESCRIPTION = ", ".join("%s (%s)" % (d.name, ", ".join(d.aliases)) if d.aliases else d.name for d in SCHEDULERS)
+
+
+def _module(name):
+    """The module of a scheduler, imported now: one import statement per backend (Ansible ships a module_utils
+    file with a module only when an import statement names it)."""
+    # pylint: disable=import-outside-toplevel
+    if name == "slurm":
+        from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import slurm as module
+    elif name == "pbspro":
+        from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import pbspro as module
+    elif name == "torque":
+        from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import torque as module
+    elif name == "gridengine":
+        from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import gridengine as module
+    elif name == "flux":
+        from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import flux as module
+    elif name == "local":
+        from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import local as module
+    else:
+        raise KeyError("unknown scheduler %r" % (name,))
+    return module
+
+
+_CLASSES = {}
+_INSTANCES = {}
+
+__all__ = ("ALIASES", "ALL_NAMES", "BATCH", "DESCRIPTION", "FALLBACK", "NAMES", "SCHEDULERS", "SRUN_STEPS",
+           "backends", "canonical", "capable", "describe", "descriptor", "detect", "get", "scheduler_class")
 
 
 def canonical(name):
     """The registry's name for a name or an alias; KeyError for an unknown one."""
     key = ALIASES.get(name, name)
-    if key not in table.SUBMITTERS:
-        raise KeyError("unknown scheduler %r (known: %s)" % (name, ", ".join(sorted(NAMES))))
+    if key not in DESCRIPTORS:
+        raise KeyError("unknown scheduler %r (known: %s)" % (name, ", ".join(NAMES)))
     return key
 
 
-def submitter(name):
-    """Return the Submitter class for a scheduler name (aliases included); its module is imported now."""
+def descriptor(name):
+    """The descriptor of a scheduler name or alias (no backend is loaded)."""
+    return DESCRIPTORS[canonical(name)]
+
+
+def capable(name, capability):
+    """Whether the scheduler (a name or an alias) has the capability; an unknown name has none."""
+    key = ALIASES.get(name, name)
+    return key in DESCRIPTORS and capability in DESCRIPTORS[key].capabilities
+
+
+def scheduler_class(name):
+    """The class of a scheduler name (aliases included); its module is imported now. Instantiate it with a Runner
+    to submit, follow and cancel jobs."""
     key = canonical(name)
-    return getattr(table.load(key), table.SUBMITTERS[key])
+    if key not in _CLASSES:
+        module = _module(key)
+        found = [value for value in vars(module).values()
+                 if isinstance(value, type) and getattr(value, "name", None) == key
+                 and value.__module__ == module.__name__]
+        if len(found) != 1:
+            raise KeyError("schedulers/%s.py must hold one class named %r, found %d" % (key, key, len(found)))
+        _CLASSES[key] = found[0]
+    return _CLASSES[key]
 
 
 def get(name):
-    """Return the directive backend (the writer) for a scheduler name (aliases included)."""
+    """The scheduler (an instance without a Runner) for its directives: what render.py and settings.py use."""
     key = canonical(name)
-    if key not in _WRITERS:
-        _WRITERS[key] = submitter(key).writer()
-    return _WRITERS[key]
+    if key not in _INSTANCES:
+        _INSTANCES[key] = scheduler_class(key)()
+    return _INSTANCES[key]
 
 
 def backends():
-    """Every Submitter class, in the order of recognition (loads every backend)."""
-    return tuple(submitter(name) for name in NAMES)
+    """Every scheduler class, in the order of recognition (loads every backend)."""
+    return tuple(scheduler_class(name) for name in NAMES)
 
 
 def detect(text):

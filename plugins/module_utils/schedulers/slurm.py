@@ -11,7 +11,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.errors import Submi
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
     Scheduler, cannot, hms, opt, refuse)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (
-    ACTIVE_STATES, JobStatus, Submitter, directive_words, elapsed_seconds, option_value)
+    ACTIVE_STATES, JobStatus, directive_words, elapsed_seconds, option_value)
 
 
 def gres(options, settings):
@@ -33,52 +33,6 @@ def export(options):
 def default_output(options):
     """Slurm's naming with the job name: <name>-<jobid>.out, <name>-<arrayjob>_<task>.out for arrays."""
     return "%s-%s.out" % (options.job_name, "%A_%a" if options.array else "%j")
-
-
-class Slurm(Scheduler):
-    name = "slurm"
-    prefix = "#SBATCH"
-    extension = ".sbatch"
-    submit_dir_var = "SLURM_SUBMIT_DIR"
-    default_launcher = "srun"
-
-    def directives(self, options, settings):
-        lines = [
-            "--job-name=%s" % options.job_name,
-            opt("--nodes={0}", settings.nodes if settings.nodes_fixed else None),   # none: Slurm spreads --ntasks
-            opt("--ntasks={0}", settings.tasks),
-            opt("--ntasks-per-node={0}", settings.tasks_per_node),
-            opt("--cpus-per-task={0}", settings.cpus_per_task if settings.cpus_per_task > 1 or options.cpus_per_task
-                else None),
-            opt("--time={0}", hms(options.walltime_s) if options.walltime_s else None),
-            opt("--partition={0}", options.queue),
-            opt("--account={0}", options.account),
-            opt("--qos={0}", options.qos),
-            opt("--constraint={0}", options.constraint),
-            opt("--mem={0}M", options.mem_mb),
-            opt("--mem-per-cpu={0}M", options.mem_per_cpu_mb),
-            opt("--mem-per-gpu={0}M", options.mem_per_gpu_mb),
-            "--mem=0" if options.mem_whole_node else "",
-            opt("--tmp={0}M", options.scratch_mb),
-            gres(options, settings),
-            opt("--array={0}", options.array),
-            opt("--dependency={0}", ",".join(options.dependency) if options.dependency else None),
-            opt("--begin={0}", options.begin),
-            "--exclusive" if options.exclusive else "",
-            opt("--mail-type={0}", ",".join(options.mail_events) if options.mail_events else None),
-            opt("--mail-user={0}", options.mail_user if options.mail_events else None),
-            export(options),
-            opt("--nodelist={0}", options.nodelist),
-            "--output=%s" % (options.stdout or default_output(options)),
-            opt("--error={0}", options.stderr),
-        ]
-        lines.extend(options.extra_directives)
-        problems = []
-        if options.placement in ("pack", "scatter"):
-            cannot(problems, "placement", "Slurm", "a placement (PBS Pro's place=%s)" % options.placement,
-                   options.placement, "Slurm places by node_count and process_count_per_node; leave placement out")
-        refuse(problems)
-        return [line for line in lines if line], []
 
 
 # -- raw options: what extra_directives may carry (schedulers/extra.py checks them) --------------------------------
@@ -211,14 +165,54 @@ def _base_state(state):
     return state.split()[0].split("+")[0] if state else "UNKNOWN"
 
 
-class SlurmSubmitter(Submitter):
+class Slurm(Scheduler):
     """sbatch --parsable, scontrol show job -o, then sacct (-c: the job-completion log); scancel."""
 
     name = "slurm"
-    writer = Slurm
     prefix = "#SBATCH"
+    extension = ".sbatch"
+    submit_dir_var = "SLURM_SUBMIT_DIR"
+    default_launcher = "srun"
     allowed_options = ALLOWED_OPTIONS
     typed_options = TYPED_OPTIONS
+
+    def directives(self, options, settings):
+        lines = [
+            "--job-name=%s" % options.job_name,
+            opt("--nodes={0}", settings.nodes if settings.nodes_fixed else None),   # none: Slurm spreads --ntasks
+            opt("--ntasks={0}", settings.tasks),
+            opt("--ntasks-per-node={0}", settings.tasks_per_node),
+            opt("--cpus-per-task={0}", settings.cpus_per_task if settings.cpus_per_task > 1 or options.cpus_per_task
+                else None),
+            opt("--time={0}", hms(options.walltime_s) if options.walltime_s else None),
+            opt("--partition={0}", options.queue),
+            opt("--account={0}", options.account),
+            opt("--qos={0}", options.qos),
+            opt("--constraint={0}", options.constraint),
+            opt("--mem={0}M", options.mem_mb),
+            opt("--mem-per-cpu={0}M", options.mem_per_cpu_mb),
+            opt("--mem-per-gpu={0}M", options.mem_per_gpu_mb),
+            "--mem=0" if options.mem_whole_node else "",
+            opt("--tmp={0}M", options.scratch_mb),
+            gres(options, settings),
+            opt("--array={0}", options.array),
+            opt("--dependency={0}", ",".join(options.dependency) if options.dependency else None),
+            opt("--begin={0}", options.begin),
+            "--exclusive" if options.exclusive else "",
+            opt("--mail-type={0}", ",".join(options.mail_events) if options.mail_events else None),
+            opt("--mail-user={0}", options.mail_user if options.mail_events else None),
+            export(options),
+            opt("--nodelist={0}", options.nodelist),
+            "--output=%s" % (options.stdout or default_output(options)),
+            opt("--error={0}", options.stderr),
+        ]
+        lines.extend(options.extra_directives)
+        problems = []
+        if options.placement in ("pack", "scatter"):
+            cannot(problems, "placement", "Slurm", "a placement (PBS Pro's place=%s)" % options.placement,
+                   options.placement, "Slurm places by node_count and process_count_per_node; leave placement out")
+        refuse(problems)
+        return [line for line in lines if line], []
 
     @classmethod
     def name_of(cls, script_text, script_path, extra_args=()):
@@ -282,3 +276,4 @@ class SlurmSubmitter(Submitter):
 
     def cancel(self, job_id):
         self.runner.run(cancel_argv(job_id))
+

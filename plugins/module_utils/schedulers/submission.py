@@ -1,18 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The submission side of a scheduler: the small interface every backend offers, and what they share.
-
-A scheduler module (``schedulers/<name>.py``) holds both sides of one scheduler: its directive class
-(pure, used by render.py), its ``Submitter`` (argv, parsing and states, used by ``job_control.py``) and the raw
-options ``extra_directives`` may carry. ``schedulers/registry.py`` lists the modules; each submitter names its
-directive class as ``writer``.
-"""
+"""What the schedulers' submission sides share: a job's status, the states that mean "still queued", the
+identity of a submission, and the parsing of durations and directive words."""
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 from dataclasses import dataclass, field
 from typing import Optional
@@ -38,64 +32,6 @@ ACTIVE_STATES = frozenset(("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "S
                            "REQUEUE_FED", "REQUEUE_HOLD", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED",
                            "QUEUED", "HELD", "EXITING", "WAITING", "TRANSIT", "BEGUN"))
 GOOD_STATES = frozenset(("COMPLETED",))
-
-
-class Submitter(object):
-    """Submit, follow and cancel jobs of one scheduler through a Runner.
-
-    Class attributes: ``name`` (the registry's name), ``aliases`` (other names the DSL accepts),
-    ``writer`` (the directive class of the same scheduler), ``prefix`` (its directive prefix, which
-    ``claims`` looks for), ``fallback`` (True for the one backend that takes scripts nobody claims), ``batch``
-    (False for a run without a scheduler, which writes no directive), ``allowed_options`` (the raw options
-    ``extra_directives`` may carry: option with its dashes -> None for any value, or the values allowed; a batch
-    scheduler that declares none refuses every raw option) and ``typed_options`` (option -> the job_options field
-    to use instead). ``schedulers/table.py`` is generated from these declarations (``make schema``).
-    Optional method: ``test_only(script, extra_args)``, a check without submitting (check mode).
-    """
-
-    name = ""
-    aliases = ()
-    writer = None
-    prefix = None
-    fallback = False
-    batch = True
-    allowed_options = {}
-    typed_options = {}
-
-    def __init__(self, runner, chdir=None, script=None, job_name=None):
-        self.runner = runner
-        self.chdir = chdir
-        self.script_path = script
-        self.job_name = job_name
-
-    @classmethod
-    def claims(cls, text):
-        """True when a script's directives are this scheduler's."""
-        return bool(cls.prefix and directive_words(text, cls.prefix))
-
-    @classmethod
-    def name_of(cls, script_text, script_path, extra_args=()):
-        """The job's name as the scheduler will see it (command line, then directives, then the file name)."""
-        return os.path.basename(script_path)
-
-    def submit(self, script, extra_args=(), digest=None):
-        """Submit the script; return the job id."""
-        raise NotImplementedError
-
-    def status(self, job_id):
-        """Return the JobStatus of a job, queued, running or ended."""
-        raise NotImplementedError
-
-    def cancel(self, job_id):
-        """Ask the scheduler to end the job."""
-        raise NotImplementedError
-
-    def find_active(self, name, digest):
-        """A queued or running job with this name and content (digest), or None when the scheduler cannot tell."""
-        return None
-
-    def check(self, script_text, extra_args=()):
-        """Refuse a script or arguments that would break submission rules (raises SubmitError); none by default."""
 
 
 def digest(script_text, extra_args=()):

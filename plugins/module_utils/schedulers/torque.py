@@ -10,7 +10,7 @@ import re
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
     cannot, hms, opt, refuse, task_chunks)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import (
-    COMMON_OPTIONS, PbsFamily, PbsSubmitter)
+    COMMON_OPTIONS, PbsFamily)
 
 
 def nodes(options, settings, warnings, problems):
@@ -38,8 +38,16 @@ def nodes(options, settings, warnings, problems):
                                for count, tpn in chunks)
 
 
+# -- submission: qsub, qstat -f, qdel -------------------------------------------------------------------------------
+# raw options: the common ones, -f (fault tolerant), -L (NUMA resources) and -W umask|block
+ALLOWED_OPTIONS = dict(COMMON_OPTIONS, **{"-f": None, "-L": None, "-W": ("umask", "block")})
+
+
 class Torque(PbsFamily):
+    """Any #PBS script that PBS Pro does not claim (no select=) is Torque's."""
+
     name = "torque"
+    allowed_options = ALLOWED_OPTIONS
 
     def directives(self, options, settings):
         warnings, problems = [], []
@@ -66,15 +74,3 @@ class Torque(PbsFamily):
         refuse(problems)
         return [line for line in lines if line], warnings
 
-
-# -- submission: qsub, qstat -f, qdel -------------------------------------------------------------------------------
-# raw options: the common ones, -f (fault tolerant), -L (NUMA resources) and -W umask|block
-ALLOWED_OPTIONS = dict(COMMON_OPTIONS, **{"-f": None, "-L": None, "-W": ("umask", "block")})
-
-
-class TorqueSubmitter(PbsSubmitter):
-    """Any #PBS script that PBS Pro does not claim (no select=) is Torque's."""
-
-    name = "torque"
-    writer = Torque
-    allowed_options = ALLOWED_OPTIONS

@@ -29,7 +29,7 @@ ARGV = [
     ("pbs submit", pbs.submit_argv(S), ["qsub", S]),
     ("pbs submit extra", pbs.submit_argv(S, ["-q", "workq"]), ["qsub", "-q", "workq", S]),
     ("pbspro status", pbspro.status_argv("7.srv"), ["qstat", "-x", "-f", "7.srv"]),
-    ("torque status", torque.TorqueSubmitter.status_argv("7.srv"), ["qstat", "-f", "7.srv"]),
+    ("torque status", torque.Torque.status_argv("7.srv"), ["qstat", "-f", "7.srv"]),
     ("pbs cancel", pbs.cancel_argv("7.srv"), ["qdel", "7.srv"]),
     ("local submit", local.submit_argv(S, "/w/.modak", "/w/job"), ["bash", "-c", local.WRAPPER, S, "/w/.modak", "/w/job"]),
     ("local check mode", local.syntax_argv(S), ["bash", "-n", S]),
