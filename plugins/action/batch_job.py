@@ -84,7 +84,7 @@ class ActionModule(ActionBase):
         # output files, and a poll goes on when it is gone while the job runs
         query_args = dict(state="query", job_id=submitted.get("job_id"), scheduler=submitted.get("scheduler"),
                           chdir=submitted.get("chdir"), wait=False)
-        for name in ("script", "extra_args", "fail_on_job_error", "command_timeout"):
+        for name in ("script", "extra_args", "after", "fail_on_job_error", "command_timeout"):
             if args.get(name) is not None:
                 query_args[name] = args[name]
 

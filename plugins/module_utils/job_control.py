@@ -58,6 +58,7 @@ class Request:
     poll_interval: float = 5
     chdir: Optional[str] = None
     extra_args: List[str] = field(default_factory=list)
+    after: List[dict] = field(default_factory=list)   # [{job_id, kind: ok|any|notok}]: start after those jobs
     force: bool = False
     rerun: bool = True
     fail_on_job_error: bool = True
@@ -111,10 +112,13 @@ class Job(object):
             runner = ProcessRunner(timeout=req.command_timeout)
         runner.cwd, runner.error, runner.timeout_error = self.chdir, SubmitError, SchedulerTimeout
         self.runner = runner
-        self.digest = digest(self.text, req.extra_args) if req.script else None
         script = os.path.abspath(req.script) if req.script else None
         scheduler = registry.scheduler_class(self.scheduler)
-        self.name = scheduler.name_of(self.text, script, req.extra_args) if script else None
+        # the submission's arguments: the typed dependencies in the scheduler's words, then the extra arguments
+        self.args = scheduler.after_args([(str(dep.get("job_id")), dep.get("kind") or "ok")
+                                          for dep in req.after]) + list(req.extra_args)
+        self.digest = digest(self.text, self.args) if req.script else None
+        self.name = scheduler.name_of(self.text, script, self.args) if script else None
         self.backend = scheduler(self.runner, chdir=self.chdir, script=script, job_name=self.name)
         self.script = script
         self.result = {"changed": False, "job_id": None, "state": None, "active": None, "exit_code": None,
@@ -217,20 +221,20 @@ class Job(object):
 
     def _submit_once(self):
         """Submit unless the same job is there; its status (None in check mode). Runs under the ledger's lock."""
-        self.backend.check(self.text, self.req.extra_args)
+        self.backend.check(self.text, self.args)
         found = self.existing()
         if found:
             status = self._status(found)
             self.result["msg"] = "job %s (same name and content) is %s: not submitted again" % (found, status.state)
         elif self.req.check_mode:
             if hasattr(self.backend, "test_only"):
-                self.result["msg"] = self.backend.test_only(self.script, self.req.extra_args)
+                self.result["msg"] = self.backend.test_only(self.script, self.args)
             else:
                 self.result["msg"] = "check mode: %s would be submitted with qsub" % self.script
             self.result.update(changed=True, cmd=self.runner.last)
             return None
         else:
-            job_id = self.backend.submit(self.script, self.req.extra_args, self.digest)
+            job_id = self.backend.submit(self.script, self.args, self.digest)
             self.result.update(changed=True, cmd=self.runner.last)
             self._remember(job_id)
             status = self._status(job_id)

@@ -71,8 +71,9 @@ options:
   scheduler:
     description:
       - The scheduler to use.
-      - Default is read from the script's directives. C(#SBATCH) means V(slurm), C(#PBS) with C(select=) means
-        V(pbspro), any other C(#PBS) means V(torque), C(#$) means V(gridengine), and no directives means V(local).
+      - Default is read from the script's directives, each scheduler's own prefix (C(#SBATCH), C(#PBS),
+        C(#$), C(# flux:)); a C(#PBS) script with C(select=) is V(pbspro)'s, any other C(#PBS) script V(torque)'s,
+        and a script without directives V(local)'s.
       - The choices are the scheduler registry's (the generated fragment C(sodalite.modak.schedulers)).
     type: str
   state:
@@ -116,10 +117,31 @@ options:
     type: path
   extra_args:
     description:
-      - Extra arguments for C(sbatch) or C(qsub), put before the script, one list item per argument.
+      - Extra arguments for the submit command (C(sbatch), C(qsub), C(flux batch)), put before the script, one
+        list item per argument.
     type: list
     elements: str
     default: []
+  after:
+    description:
+      - Jobs this one waits for, written in the scheduler's words before O(extra_args) (Slurm C(--dependency)
+        with C(--kill-on-invalid-dep=yes), PBS C(-W depend=), Grid Engine C(-hold_jid), Flux C(--dependency)).
+      - A scheduler that cannot say a kind fails the task with the reason (Grid Engine's C(-hold_jid) waits for
+        the end whatever the exit status, so it takes only V(any); a job on the host starts at once, so
+        V(local) takes none).
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      job_id:
+        description: The id of the job to wait for.
+        type: str
+        required: true
+      kind:
+        description: Start when that job ended with exit status 0 (V(ok)), at all (V(any)), or otherwise (V(notok)).
+        type: str
+        choices: [ok, any, notok]
+        default: ok
   force:
     description:
       - Submit even when the same job (name and content) is still pending or running.
@@ -172,6 +194,13 @@ EXAMPLES = r"""
     extra_args: [--partition=gpu, --time=01:00:00]
     wait: true
     fail_on_job_error: false
+
+- name: Submit the training once the image build job has ended well
+  sodalite.modak.batch_job:
+    script: /scratch/alice/jobs/train.sbatch
+    after:
+      - job_id: "{{ build.job_id }}"
+        kind: ok
 
 - name: Submit a PBS script through qsub
   sodalite.modak.batch_job:
@@ -310,6 +339,9 @@ ARGUMENT_SPEC = dict(
     poll_interval=dict(type="float", default=5),
     chdir=dict(type="path"),
     extra_args=dict(type="list", elements="str", default=[]),
+    after=dict(type="list", elements="dict", default=[],
+               options=dict(job_id=dict(type="str", required=True),
+                            kind=dict(type="str", default="ok", choices=["ok", "any", "notok"]))),
     force=dict(type="bool", default=False),
     rerun=dict(type="bool", default=True),
     fail_on_job_error=dict(type="bool", default=True),

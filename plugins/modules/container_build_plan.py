@@ -10,13 +10,13 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: container_build_plan
-short_description: Plan a container image build (exact command lines and a Slurm build job script)
+short_description: Plan a container image build (exact command lines and a build job script)
 version_added: "0.1.0"
 description:
   - Returns the argv lists that build a recipe into an image with Apptainer, Singularity, podman, buildah or
     Charliecloud, inspect an existing image for its C(modak.recipe.sha256) label, put a finished SIF in place and
-    push the image (C(docker://) with podman/buildah, C(oras://) for SIF files), plus a Slurm job script that runs
-    the build on a compute node.
+    push the image (C(docker://) with podman/buildah, C(oras://) for SIF files), plus a batch job script that runs
+    the build on a compute node, written for O(scheduler) by the same scheduler class as the application's job.
   - Changes nothing; the P(sodalite.modak.container_build#role) role runs the commands.
   - The plan is made on the controller (the module's action plugin); nothing runs on the managed host.
 options:
@@ -56,17 +56,25 @@ options:
     type: bool
     default: true
   job_name:
-    description: Name of the Slurm build job.
+    description: Name of the build job.
     type: str
     default: modak-build
   cpus:
-    description: CPUs of the Slurm build job.
+    description: CPUs of the build job.
     type: int
     default: 8
   walltime:
-    description: Time limit of the Slurm build job, HH:MM:SS.
+    description: Time limit of the build job, HH:MM:SS.
     type: str
     default: "04:00:00"
+  scheduler:
+    description:
+      - The scheduler the build job script is written for.
+      - The choices are the scheduler registry's (the generated fragment C(sodalite.modak.schedulers)).
+    type: str
+    default: slurm
+extends_documentation_fragment:
+  - sodalite.modak.schedulers
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.
@@ -128,10 +136,15 @@ partial:
   type: str
   sample: /scratch/images/x.sif.partial
 job_script:
-  description: A Slurm job script that runs the build, the move and the push on a compute node.
+  description: A batch job script for O(scheduler) that runs the build, the move and the push on a compute node.
   returned: success
   type: str
   sample: "#!/bin/bash\n#SBATCH --job-name=modak-build\n..."
+job_script_suffix:
+  description: The file name ending of O(scheduler)'s scripts, for the job script's file.
+  returned: success
+  type: str
+  sample: .sbatch
 """
 
 from ansible.module_utils.basic import AnsibleModule

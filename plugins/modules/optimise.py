@@ -243,6 +243,14 @@ image_stage:
     - Empty when there is nothing to stage (no image, a local image, or C(target.image_fetch=job)).
   returned: success
   type: str
+image_stage_job:
+  description:
+    - The staging as a batch job for the job's scheduler (written by the same scheduler class as the job), that
+      runs RV(image_stage) saved beside the job script as C(<job script>.stage.sh); the
+      C(sodalite.modak.optimised_job) role submits it after an image build job, and the job after it.
+    - Empty when RV(image_stage) is, or when the job runs on the host (V(local)).
+  returned: success
+  type: str
 settings:
   description:
     - Run settings chosen for the job. C(mpi_library) is the MPI library of the program (the image's, the

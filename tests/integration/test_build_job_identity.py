@@ -1,6 +1,7 @@
 """The container_build role's Slurm build job: the job id is read from `sbatch --parsable`'s 'id;cluster' answer of
 multi-cluster sites, and two recipes built from one directory get two job scripts (real ansible-playbook, the role
-on localhost, a stand-in sbatch that answers as a multi-cluster site does and records what it submits)."""
+on localhost submitting with batch_job, a stand-in sbatch that answers as a multi-cluster site does and records what it
+submits, and a stand-in squeue and scontrol that know the job)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,12 @@ PLAY = """- hosts: localhost
 def _build(tmp_path, dsl):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
-    stub = bin_dir / "sbatch"
-    stub.write_text('#!/bin/sh\necho "$@" >> %s\necho "42;cluster1"\n' % (tmp_path / "submitted"))
-    stub.chmod(0o755)
+    for command, text in (("sbatch", 'echo "$@" >> %s\necho "42;cluster1"' % (tmp_path / "submitted")),
+                          ("squeue", "true"),
+                          ("scontrol", 'echo "JobId=42 JobName=modak-build JobState=PENDING Reason=Dependency"')):
+        stub = bin_dir / command
+        stub.write_text("#!/bin/sh\n%s\n" % text)
+        stub.chmod(0o755)
     play = tmp_path / "play.yml"
     play.write_text(PLAY.format(name=os.path.basename(dsl), dsl=dsl, out=tmp_path / "out"))
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1",

@@ -10,10 +10,11 @@ import os
 import re
 import string
 
-from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import directive_words
 
 _PERCENT_FORMAT = re.compile(r"%[-#0 +]*\d*(\.\d+)?[sdifrx]")
+_JOB_ID = re.compile("^[0-9A-Za-z\u0192][0-9A-Za-z._\\[\\]-]{0,63}\\Z")   # Flux's F58 ids start with U+0192
 
 
 def hms(seconds):
@@ -65,6 +66,9 @@ def opt(fmt, value):
 
 
 OPTIONS_PATH = "job.job_options."
+# what a job waits for, as the DSL's dependency forms: the other job ended with exit status 0 (ok), at all (any), or
+# otherwise (notok)
+AFTER_KINDS = {"ok": "afterok", "any": "afterany", "notok": "afternotok"}
 
 
 def cannot(problems, field, scheduler, what, value, hint=None):
@@ -151,6 +155,32 @@ class Scheduler(object):
         if self.submit_dir_var:
             return ['cd "${%s:-$PWD}"' % self.submit_dir_var]
         return []
+
+    def dependency_lines(self, dependency, problems):
+        """The directive lines (without prefix) that make the job wait for others: ``dependency`` in the DSL's
+        forms ('afterok:ID[:ID]'); what the scheduler cannot express goes to ``problems`` (see ``cannot``)."""
+        if dependency:
+            cannot(problems, "job_dependency", self.name, "a dependency", ",".join(dependency),
+                   "this scheduler starts a job at once: wait for the other job to end first")
+        return []
+
+    @classmethod
+    def after_args(cls, after):
+        """Submission arguments that make a job wait for others: ``after`` is [(job id, kind)], kind one of
+        AFTER_KINDS. The words of the scheduler's dependency directives (a directive is the submit command's
+        option); SubmitError naming what the scheduler cannot express."""
+        for job, kind in after:
+            if kind not in AFTER_KINDS:
+                raise SubmitError("after: unknown kind %r (one of %s)" % (kind, ", ".join(AFTER_KINDS)))
+            if not _JOB_ID.match(job):
+                raise SubmitError("after: %r is not a job id (letters, digits, '.', '_', '-', '[]'; 64 at most)"
+                                  % (job,))
+        problems = []
+        lines = cls().dependency_lines(tuple("%s:%s" % (AFTER_KINDS[kind], job) for job, kind in after), problems)
+        if problems:
+            raise SubmitError("after: %s" % "; ".join("%s (%s)" % (p.message, p.hint) if p.hint else p.message
+                                                        for p in problems))
+        return [word for line in lines if line for word in line.split(None, 1)]
 
     def run_prefix(self, options):
         """Words put before the launcher (the local backend enforces the wall time)."""

@@ -97,6 +97,9 @@ class Flux(Scheduler):
     allowed_options = ALLOWED_OPTIONS
     typed_options = TYPED_OPTIONS
 
+    def dependency_lines(self, dependency, problems):
+        return dependencies(dependency, problems)
+
     def directives(self, options, settings):
         warnings, problems = [], []
         lines = ["--job-name=%s" % options.job_name]
@@ -111,7 +114,7 @@ class Flux(Scheduler):
                              else default_output(options)),
             opt("--error={0}", path(options.stderr, "standard_error_file", problems) if options.stderr else None),
         ])
-        lines.extend(dependencies(options.dependency, problems))
+        lines.extend(self.dependency_lines(options.dependency, problems))
         if options.constraint:
             if _PROPERTY.match(options.constraint):
                 lines.append("--requires=%s" % options.constraint)

@@ -284,6 +284,9 @@ class GridEngine(Scheduler):
     accounting_tries = 10            # qmaster writes the accounting record just after the job leaves qstat
     accounting_pause = 0.5
 
+    def dependency_lines(self, dependency, problems):
+        return [hold(dependency, problems)]
+
     def directives(self, options, settings):
         warnings, problems = [], []
         lines = [
@@ -299,8 +302,8 @@ class GridEngine(Scheduler):
             opt("-A {0}", options.account),
         ]
         lines.extend(array(options.array, problems) if options.array else [])
+        lines.extend(self.dependency_lines(options.dependency, problems))
         lines.extend([
-            hold(options.dependency, problems),
             opt("-a {0}", pbs_begin(options.begin) if options.begin else None),
             opt("-m {0}", pbs_events(options.mail_events) if options.mail_events else None),
             opt("-M {0}", options.mail_user if options.mail_events else None),

@@ -89,17 +89,19 @@ class PbsFamily(Scheduler):
     status_argv = staticmethod(status_argv)
     typed_options = TYPED_OPTIONS
 
+    def dependency_lines(self, dependency, problems):
+        return [opt("-W depend={0}", ",".join(dependency) if dependency else None)]
+
     @staticmethod
     def name_line(options):
         return "-N %s" % pbs_job_name(options.job_name)
 
-    @staticmethod
-    def common_lines(options):
+    def common_lines(self, options):
         """Queue, account, dependency, start time, mail, environment and output: the same in both."""
         return [
             opt("-q {0}", options.queue),
             opt("-A {0}", options.account),
-            opt("-W depend={0}", ",".join(options.dependency) if options.dependency else None),
+        ] + self.dependency_lines(options.dependency, []) + [
             opt("-a {0}", pbs_begin(options.begin) if options.begin else None),
             opt("-m {0}", pbs_events(options.mail_events) if options.mail_events else None),
             opt("-M {0}", options.mail_user if options.mail_events else None),

@@ -176,6 +176,15 @@ class Slurm(Scheduler):
     allowed_options = ALLOWED_OPTIONS
     typed_options = TYPED_OPTIONS
 
+    def dependency_lines(self, dependency, problems):
+        return [opt("--dependency={0}", ",".join(dependency) if dependency else None)]
+
+    @classmethod
+    def after_args(cls, after):
+        """--dependency, and a job whose dependency can never be met is cancelled instead of pending for ever."""
+        words = super(Slurm, cls).after_args(after)
+        return words + ["--kill-on-invalid-dep=yes"] if words else words
+
     def directives(self, options, settings):
         lines = [
             "--job-name=%s" % options.job_name,
@@ -196,7 +205,7 @@ class Slurm(Scheduler):
             opt("--tmp={0}M", options.scratch_mb),
             gres(options, settings),
             opt("--array={0}", options.array),
-            opt("--dependency={0}", ",".join(options.dependency) if options.dependency else None),
+        ] + self.dependency_lines(options.dependency, []) + [
             opt("--begin={0}", options.begin),
             "--exclusive" if options.exclusive else "",
             opt("--mail-type={0}", ",".join(options.mail_events) if options.mail_events else None),

@@ -7,6 +7,7 @@ the plan on the controller, plugins/action/container_build_plan.py)."""
 from __future__ import annotations
 
 from ansible_collections.sodalite.modak.plugins.module_utils import build_commands
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
 ARGUMENT_SPEC = dict(
     engine=dict(type="str", required=True, choices=list(build_commands.ENGINES)),
@@ -20,6 +21,7 @@ ARGUMENT_SPEC = dict(
     job_name=dict(type="str", default="modak-build"),
     cpus=dict(type="int", default=8),
     walltime=dict(type="str", default="04:00:00"),
+    scheduler=dict(type="str", default="slurm", choices=list(registry.NAMES)),
 )
 
 
@@ -27,4 +29,4 @@ def plan(p):
     """The build plan of validated arguments ``p`` (ModakError for a value the plan refuses)."""
     return build_commands.plan(p["engine"], p["recipe"], p["image"], context=p["context"], fakeroot=p["fakeroot"],
                                recipe_sha256=p["recipe_sha256"], push_to=p["push_to"], tls_verify=p["tls_verify"],
-                               job_name=p["job_name"], cpus=p["cpus"], walltime=p["walltime"])
+                               job_name=p["job_name"], cpus=p["cpus"], walltime=p["walltime"], scheduler=p["scheduler"])

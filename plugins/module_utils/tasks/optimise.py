@@ -7,9 +7,11 @@ controller, plugins/action/optimise.py)."""
 from __future__ import annotations
 
 import dataclasses
+import os
 
-from ansible_collections.sodalite.modak.plugins.module_utils import recipe_images
+from ansible_collections.sodalite.modak.plugins.module_utils import jobspec, recipe_images
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
 # the registry reader (with requests) loads only when a task names registries
 # pylint: disable=import-outside-toplevel
@@ -108,4 +110,16 @@ def outcome(params, result, path, changed):
         modak_warnings=result.warnings,
         prediction=result.extra.get("prediction") or {},
         image_stage=result.extra.get("stage") or "",
+        image_stage_job=stage_job(result, path),
     )
+
+
+def stage_job(result, path):
+    """The staging as a batch job of the job's scheduler: it runs ``<job script>.stage.sh`` from the directory it
+    is submitted from; empty when there is nothing to stage or the scheduler runs jobs on the host."""
+    scheduler = result.script.scheduler
+    if not result.extra.get("stage") or not registry.capable(scheduler, registry.BATCH):
+        return ""
+    spec = jobspec.JobSpec(name="modak-stage", steps=(("bash", os.path.basename(path) + ".stage.sh"),),
+                           purpose="stage the job's image once in the image directory")
+    return jobspec.render(spec, scheduler)[0].text
