@@ -27,7 +27,8 @@ TYPED_OPTIONS = {"-N": "job_name", "-q": "queue", "-A": "account", "-a": "defer_
 
 # -- submission: qsub, qstat -f, qdel -------------------------------------------------------------------------------
 
-# one-letter job states -> words; finished jobs (C, F) are told apart by their exit status
+# one-letter job states of qstat(1B) (PBS Pro, "Job States"; Torque's qstat(1) adds C) -> words; finished jobs
+# (C, F) are told apart by their exit status
 STATES = {"Q": "QUEUED", "R": "RUNNING", "H": "HELD", "W": "WAITING", "T": "TRANSIT", "E": "EXITING",
           "S": "SUSPENDED", "B": "BEGUN", "U": "SUSPENDED", "X": "FINISHED", "M": "MOVED"}
 ACTIVE_LETTERS = frozenset("QRHWTESBU")

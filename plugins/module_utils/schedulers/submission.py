@@ -27,7 +27,8 @@ class JobStatus:
     raw: dict = field(default_factory=dict)
 
 
-# Slurm words: what counts as still in the queue, and what counts as a good end
+# The vocabulary of JobStatus.state is Slurm's (squeue(1), JOB STATE CODES; sacct(1), JOB STATE CODES); each
+# scheduler class maps its own states onto it. What counts as still in the queue, and what counts as a good end:
 ACTIVE_STATES = frozenset(("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED",
                            "REQUEUE_FED", "REQUEUE_HOLD", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED",
                            "QUEUED", "HELD", "EXITING", "WAITING", "TRANSIT", "BEGUN"))
