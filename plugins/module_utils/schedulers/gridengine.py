@@ -143,8 +143,8 @@ TYPED_OPTIONS = {"-N": "job_name", "-q": "queue", "-A": "account", "-t": "job_ar
                  "-hold_jid": "job_dependency", "-a": "defer_job", "-m": "request_event_notification",
                  "-M": "email_address", "-V": "copy_environment", "-v": "copy_environment_variable",
                  "-o": "standard_output_file", "-e": "standard_error_file", "-j": "combine_stdout_stderr"}
-# qstat(1), "the status of the job": d(eletion), E(rror), h(old), r(unning), R(estarted), s, S, T (suspended), t(ransfer),
-# w(aiting), q(ueued) -> Slurm's words (a job that left qstat is read from qacct(1))
+# qstat(1), the job's state letters: d(eletion), E(rror), h(old), r(unning), R(estarted), s, S, T (suspended),
+# t(ransfer), w(aiting), q(ueued) -> Slurm's words (a job that left qstat is read from qacct(1))
 ACTIVE = {"r": "RUNNING", "t": "TRANSIT", "R": "RUNNING", "s": "SUSPENDED", "S": "SUSPENDED", "T": "SUSPENDED",
           "h": "HELD", "w": "PENDING", "q": "PENDING", "d": "EXITING", "E": "ERROR"}
 
