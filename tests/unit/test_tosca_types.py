@@ -22,6 +22,18 @@ def test_committed_data_types_are_what_the_schema_gives():
     exporter = _exporter()
     text, start, end = exporter.committed_block()
     assert text[start:end] == exporter.block(), "run: .venv/bin/python scripts/export_tosca_types.py --write"
+    assert text == exporter.render(text), "run: .venv/bin/python scripts/export_tosca_types.py --write"
+
+
+def test_the_node_types_take_the_scheduler_registrys_names():
+    from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
+    exporter = _exporter()
+    text, _start, _end = exporter.committed_block()
+    types = yaml.safe_load(text)
+    scheduler = types["capability_types"]["sodalite.modak.capabilities.Scheduler"]["properties"]["scheduler"]
+    target = types["node_types"]["sodalite.modak.nodes.HpcTarget"]["properties"]["scheduler"]
+    assert scheduler["constraints"] == target["constraints"] == [{"valid_values": list(registry.NAMES)}]
+    assert text.count(exporter.SCHEDULER_MARK) == 4
 
 
 def test_every_dsl_section_has_its_data_type_with_every_field():

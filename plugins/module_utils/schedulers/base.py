@@ -178,8 +178,8 @@ class Scheduler(object):
         problems = []
         lines = cls().dependency_lines(tuple("%s:%s" % (AFTER_KINDS[kind], job) for job, kind in after), problems)
         if problems:
-            raise SubmitError("after: %s" % "; ".join("%s (%s)" % (p.message, p.hint) if p.hint else p.message
-                                                        for p in problems))
+            said = ["%s (%s)" % (p.message, p.hint) if p.hint else p.message for p in problems]
+            raise SubmitError("after: %s" % "; ".join(said))
         return [word for line in lines if line for word in line.split(None, 1)]
 
     def run_prefix(self, options):

@@ -3,9 +3,10 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Whether a raw scheduler option of ``job_options.extra_directives`` is accepted: an allow-list that fails closed.
 
-Each scheduler declares the options it allows in its own class (``allowed_options`` and ``typed_options``); this
-module asks the registry for that one class, so validating a DSL loads only the backend it names. sbatch and qsub accept abbreviated long options and options that name files, change who
-runs the job or what runs it, so a deny-list could not be complete. An option with a typed field is refused with
+Each scheduler declares the options it allows in its own class (``allowed_options`` and ``typed_options``);
+this module asks the registry for that one class, so validating a DSL loads only the backend it names. sbatch
+and qsub accept abbreviated long options and options that name files, change who runs the job or what runs it,
+so a deny-list could not be complete. An option with a typed field is refused with
 the field to use, so that it passes that field's checks. An unknown scheduler, or a batch scheduler that declares
 no option, lets no raw option through. The comment prefix ``modak:`` is reserved: it carries the idempotence key
 of batch_job.

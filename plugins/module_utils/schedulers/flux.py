@@ -86,7 +86,6 @@ TYPED_OPTIONS = {
     "--output": "standard_output_file", "--error": "standard_error_file"}
 
 
-
 class Flux(Scheduler):
     """flux batch prints the job id; flux jobs tells its state and result; flux cancel ends it."""
 

@@ -396,4 +396,3 @@ class GridEngine(Scheduler):
 
     def cancel(self, job_id):
         self.runner.run(cancel_argv(job_id))
-

@@ -198,4 +198,3 @@ class Local(Scheduler):
             state = "FAILED"
         return JobStatus(job_id=job_id, state=state, active=False, exit_code=code, stdout_path=stdout,
                          stderr_path=stderr, elapsed=int(ended - started), name=name)
-

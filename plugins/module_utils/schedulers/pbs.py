@@ -174,4 +174,3 @@ class PbsFamily(Scheduler):
 
     def cancel(self, job_id):
         self.runner.run(cancel_argv(job_id))
-

@@ -117,4 +117,3 @@ class PbsPro(PbsFamily):
     def claims(cls, text):
         """#PBS directives with a select= resource are PBS Pro's."""
         return any("select=" in word for word in directive_words(text, cls.prefix))
-

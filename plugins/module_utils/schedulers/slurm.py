@@ -285,4 +285,3 @@ class Slurm(Scheduler):
 
     def cancel(self, job_id):
         self.runner.run(cancel_argv(job_id))
-

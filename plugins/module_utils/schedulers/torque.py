@@ -73,4 +73,3 @@ class Torque(PbsFamily):
                        "extra_directives")
         refuse(problems)
         return [line for line in lines if line], warnings
-
