@@ -115,8 +115,11 @@ class Job(object):
         script = os.path.abspath(req.script) if req.script else None
         scheduler = registry.scheduler_class(self.scheduler)
         # the submission's arguments: the typed dependencies in the scheduler's words, then the extra arguments
-        self.args = scheduler.after_args([(str(dep.get("job_id")), dep.get("kind") or "ok")
-                                          for dep in req.after]) + list(req.extra_args)
+        for dep in req.after:
+            if not isinstance(dep, dict) or not isinstance(dep.get("job_id"), str):
+                raise SubmitError("after: each item names a job_id (a string): %r" % (dep,))
+        self.args = scheduler.after_args([(dep["job_id"], dep.get("kind") or "ok") for dep in req.after]) \
+            + list(req.extra_args)
         self.digest = digest(self.text, self.args) if req.script else None
         self.name = scheduler.name_of(self.text, script, self.args) if script else None
         self.backend = scheduler(self.runner, chdir=self.chdir, script=script, job_name=self.name)
@@ -230,7 +233,8 @@ class Job(object):
             if hasattr(self.backend, "test_only"):
                 self.result["msg"] = self.backend.test_only(self.script, self.args)
             else:
-                self.result["msg"] = "check mode: %s would be submitted with qsub" % self.script
+                self.result["msg"] = "check mode: %s would be submitted (%s checks nothing without submitting)" % (
+                    self.script, self.scheduler)
             self.result.update(changed=True, cmd=self.runner.last)
             return None
         else:

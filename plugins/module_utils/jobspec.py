@@ -27,6 +27,8 @@ KINDS = {"ok": "afterok", "any": "afterany", "notok": "afternotok"}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}\Z")
 _JOB_ID = re.compile(r"^[0-9A-Za-z\u0192][0-9A-Za-z._\[\]-]{0,63}\Z")
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
+_WORD = re.compile(r"^[A-Za-z0-9_.@+-]{1,64}\Z")                 # a queue or an account: one plain word
+_OPTION = re.compile(r"^-[A-Za-z0-9-]+([= ][^\x00-\x1f\x7f]{1,200})?\Z")   # one option, on one line
 
 
 class JobSpecError(ModakError):
@@ -74,11 +76,15 @@ def _check(spec, scheduler):
     if spec.after and not registry.capable(scheduler, registry.BATCH):
         problems.append("after: %s starts the job at once and cannot wait for job %s (wait for it first)"
                         % (scheduler, spec.after[0].job_id))
+    for what, value in (("queue", spec.queue), ("account", spec.account)):
+        if value is not None and not _WORD.match(str(value)):
+            problems.append("%s %r: one word of letters, digits and '_.@+-'" % (what, value))
     for name, _value in spec.environment:
         if not _VARIABLE.match(name):
             problems.append("environment %r: a shell variable name" % (name,))
     for option in spec.raw_options:
-        found = extra.problem(scheduler, option)
+        found = extra.problem(scheduler, option) if _OPTION.match(option) else ("is not one option on one line",
+                                                                                 "write '--name=value' or '-x value'")
         if found:
             problems.append("raw option %r %s (%s)" % (option, found[0], found[1]))
     if problems:

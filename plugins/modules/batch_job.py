@@ -10,15 +10,15 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: batch_job
-short_description: Submit, follow and cancel batch jobs on Slurm, PBS Pro, Torque, Grid Engine or locally
+short_description: Submit, follow and cancel batch jobs on Slurm, PBS Pro, Torque, Grid Engine, Flux or locally
 version_added: "0.1.0"
 description:
-  - Submits a job script to a batch scheduler (C(sbatch --parsable) on Slurm, C(qsub) on PBS Pro and Torque)
-    or runs it with bash in the background (O(scheduler=local)), optionally waits until it leaves the queue,
-    and reports its state and exit code in the scheduler's own words.
+  - Submits a job script to a batch scheduler (C(sbatch --parsable) on Slurm, C(qsub) on PBS Pro, Torque and
+    Grid Engine, C(flux batch) on Flux) or runs it with bash in the background (O(scheduler=local)), optionally
+    waits until it leaves the queue, and reports its state and exit code in Slurm's words.
   - Slurm jobs are followed with C(scontrol show job -o) and, once the controller has forgotten them, with
     C(sacct) or C(sacct -c) (the job-completion log). PBS jobs are followed with C(qstat -f)
-    (C(qstat -x -f) on PBS Pro).
+    (C(qstat -x -f) on PBS Pro), Grid Engine jobs with C(qstat) and then C(qacct), Flux jobs with C(flux jobs).
   - Idempotent. A job with the same name and the same script content (and O(extra_args)) that is still
     pending or running is not submitted again unless O(force=true). On Slurm the content hash travels
     in the job's comment (C(--comment=modak:<sha256>)); for every scheduler it is also recorded in
@@ -35,7 +35,7 @@ description:
 requirements:
   - The scheduler's command line tools on the host that runs the module (C(sbatch), C(squeue), C(scontrol), C(sacct),
     C(scancel) for Slurm; C(qsub), C(qstat), C(qdel) for PBS Pro and Torque; C(qsub), C(qstat), C(qacct), C(qdel)
-    for Grid Engine); none for O(scheduler=local).
+    for Grid Engine; C(flux) for Flux); none for O(scheduler=local).
 author:
   - modak developers (@sodalite-modak)
 extends_documentation_fragment:

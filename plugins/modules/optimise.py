@@ -243,6 +243,14 @@ image_stage:
     - Empty when there is nothing to stage (no image, a local image, or C(target.image_fetch=job)).
   returned: success
   type: str
+capabilities:
+  description:
+    - What the job's scheduler can do, from the scheduler registry (V(batch), V(srun_steps), V(after_ok)); the
+      C(sodalite.modak.optimised_job) role reads V(after_ok) to choose what its jobs wait for.
+  returned: success
+  type: list
+  elements: str
+  sample: [after_ok, batch, srun_steps]
 image_stage_job:
   description:
     - The staging as a batch job for the job's scheduler (written by the same scheduler class as the job), that

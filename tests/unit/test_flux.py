@@ -154,3 +154,20 @@ def test_submit_status_and_cancel_argv_and_answers():
     assert (running.state, running.active, running.elapsed) == ("RUNNING", True, 12)
     assert (done.state, done.active, done.exit_code) == ("COMPLETED", False, 0)
     assert (late.state, late.exit_code) == ("TIMEOUT", 143)
+
+
+@pytest.mark.parametrize("sentinel", ["# flux:", "#flux:", "#FLUX:", "##  flux:"])
+def test_every_sentinel_form_flux_reads_is_recognised(sentinel):
+    """RFC 36: non-word characters, then flux: or FLUX: (Flux's own parser takes them all)."""
+    text = "#!/bin/bash\n%s --job-name=train\nflux run ./app\n" % sentinel
+    assert [d.args for d in DIRECTIVES.DirectiveParser(io.StringIO(text)).directives] == [["--job-name=train"]]
+    assert registry.detect(text) == "flux"
+    assert registry.scheduler_class("flux").name_of(text, "/w/job.flux") == "train"
+
+
+def test_exclusive_nodes_need_a_node_count():
+    """flux batch refuses --exclusive without --nodes."""
+    with pytest.raises(DslInvalid) as caught:
+        registry.get("flux").preamble(JobOptions(exclusive=True),
+                                      dataclasses.replace(MINIMAL, nodes_fixed=False, tasks=4, ranks=4))
+    assert [p.path for p in caught.value.problems] == ["job.job_options.node_exclusive"]

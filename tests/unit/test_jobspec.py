@@ -126,3 +126,24 @@ def test_batch_job_submits_after_the_jobs_named(tmp_path):
     result = run(Request(script=str(script), after=[{"job_id": "41", "kind": "ok"}]), runner)
     assert result["job_id"] == "42"
     assert [a for a in calls[0] if not a.startswith("--comment=")] == [w for w in submit if not w.startswith("--comm")]
+
+
+@pytest.mark.parametrize("spec", [
+    jobspec.JobSpec(name="x", steps=(("true",),), queue="q\n#SBATCH --uid=0"),
+    jobspec.JobSpec(name="x", steps=(("true",),), account="a b"),
+    jobspec.JobSpec(name="x", steps=(("true",),), raw_options=("--reservation=r\n#SBATCH --uid=0",)),
+])
+def test_no_value_of_a_job_spec_can_add_a_directive_line(spec):
+    with pytest.raises(jobspec.JobSpecError):
+        jobspec.render(spec, "slurm")
+
+
+def test_grid_engine_holds_on_job_numbers_only():
+    """-hold_jid takes job names and patterns too: a dependency on anything but a number is refused."""
+    with pytest.raises(SubmitError, match="not a number"):
+        registry.scheduler_class("sge").after_args([("modak-build", "any")])
+
+
+def test_the_optimised_job_waits_as_its_scheduler_can():
+    assert registry.capable("slurm", registry.AFTER_OK) and registry.capable("flux", registry.AFTER_OK)
+    assert not registry.capable("gridengine", registry.AFTER_OK)

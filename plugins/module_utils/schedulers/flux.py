@@ -16,12 +16,13 @@ import re
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
     Scheduler, cannot, opt, refuse, task_chunks)
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (
-    JobStatus, directive_words, option_value)
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import JobStatus, option_value
 
 # RFC 26 dependency schemes that mean what the DSL's Slurm forms mean
 DEPENDENCIES = ("after", "afterany", "afterok", "afternotok")
 _PROPERTY = re.compile(r"^[A-Za-z0-9_.-]+\Z")
+# RFC 36: a directive line is any non-word characters, then 'flux:' or 'FLUX:' (modak writes '# flux:')
+_SENTINEL = re.compile(r"^([^\w]*)(?:flux|FLUX):(.*)$")
 # Slurm's file name patterns -> the mustache templates of flux-submit(1)'s --output and --error
 _PATTERNS = (("%j", "{{id}}"), ("%x", "{{name}}"))
 
@@ -66,6 +67,21 @@ def dependencies(dependency, problems):
     return lines
 
 
+def sentinel_words(text):
+    """The words of the directive lines before the first command, in the sentinel forms of RFC 36."""
+    words = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#!"):
+            continue
+        match = _SENTINEL.match(stripped)
+        if match and match.group(1).strip():
+            words.extend(match.group(2).split("#", 1)[0].split())
+        elif not stripped.startswith("#"):
+            break
+    return words
+
+
 def default_output(options):
     """Flux's default is flux-{{id}}.out; modak names the job too, as it does for Slurm."""
     return "%s-{{id}}.out" % options.job_name
@@ -73,9 +89,10 @@ def default_output(options):
 
 # -- raw options: what extra_directives may carry (schedulers/extra.py checks them) --------------------------------
 # flux batch's options that neither name a file (--output, --error, --input, --add-file, --env-file, --conf with a
-# path, --dump), nor change what runs or where (--wrap, --cwd, --setattr, --setopt, --broker-opts, --flags), nor
-# how flux answers (--dry-run, --quiet, --debug-emulate). Options with a typed field are refused with the field.
-ALLOWED_OPTIONS = dict.fromkeys(("--urgency", "--signal", "--rlimit", "--add-brokers"))
+# path, --dump), nor change what runs or where (--wrap, --cwd, --setattr, --setopt, --broker-opts, --flags, the
+# hidden --add-brokers), nor how flux answers (--dry-run, --quiet, --debug-emulate). Options with a typed field are
+# refused with the field.
+ALLOWED_OPTIONS = dict.fromkeys(("--urgency", "--signal", "--rlimit"))
 TYPED_OPTIONS = {
     "--job-name": "job_name", "-N": "node_count", "--nodes": "node_count", "-n": "core_count",
     "--nslots": "core_count", "-c": "core_count_per_process", "--cores-per-slot": "core_count_per_process",
@@ -107,7 +124,7 @@ class Flux(Scheduler):
             opt("--time-limit={0}s", options.walltime_s),
             opt("--queue={0}", options.queue),
             opt("--bank={0}", options.account),
-            "--exclusive" if options.exclusive else "",
+            "--exclusive" if options.exclusive and settings.nodes_fixed else "",
             opt("--begin-time={0}", options.begin),
             "--output=%s" % (path(options.stdout, "standard_output_file", problems) if options.stdout
                              else default_output(options)),
@@ -120,6 +137,9 @@ class Flux(Scheduler):
             else:
                 cannot(problems, "architecture_constraint", "Flux", "a feature expression (--requires takes one "
                        "property here)", options.constraint, "name one property, e.g. 'avx2'")
+        if options.exclusive and not settings.nodes_fixed:
+            cannot(problems, "node_exclusive", "Flux", "exclusive nodes without a node count (flux batch takes "
+                   "--exclusive only with --nodes)", True, "give node_count")
         if settings.nodes > 1 and settings.ranks > 1:
             cannot(problems, "node_count", "Flux", "a launch across %d nodes yet (modak has no flux run launcher: "
                    "mpiexec would start every rank on the first node)" % settings.nodes, settings.nodes,
@@ -145,8 +165,13 @@ class Flux(Scheduler):
         return [line for line in lines if line], warnings
 
     @classmethod
+    def claims(cls, text):
+        """Directives in any of the sentinel forms Flux reads ('# flux:', '#flux:', '#FLUX:')."""
+        return bool(sentinel_words(text))
+
+    @classmethod
     def name_of(cls, script_text, script_path, extra_args=()):
-        for words in (list(extra_args), directive_words(script_text, cls.prefix)):
+        for words in (list(extra_args), sentinel_words(script_text)):
             name = option_value(words, ("--job-name",))
             if name:
                 return name

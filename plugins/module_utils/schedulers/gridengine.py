@@ -124,7 +124,13 @@ def hold(dependency, problems):
             cannot(problems, "job_dependency", "Grid Engine", "'%s' (-hold_jid waits for the jobs to end whatever "
                    "their exit status)" % kind, dep, "use afterany:ID, or test the exit status in the job")
             continue
-        ids.extend(part.split("+")[0].split("_")[0] for part in dep.split(":")[1:])
+        for part in dep.split(":")[1:]:
+            job = part.split("+")[0].split("_")[0]
+            if not job.isdigit():
+                cannot(problems, "job_dependency", "Grid Engine", "a job id that is not a number (-hold_jid would "
+                       "read it as a job name or a pattern)", dep, "give the job's number")
+                continue
+            ids.append(job)
     return "-hold_jid %s" % ",".join(ids) if ids else ""
 
 

@@ -21,6 +21,8 @@ from collections import namedtuple
 SRUN_STEPS = "srun_steps"
 # the script's directives are read by a batch system (a run without a scheduler writes none)
 BATCH = "batch"
+# a job can wait for another to end well (exit status 0), not only to end (Grid Engine's -hold_jid cannot say it)
+AFTER_OK = "after_ok"
 
 Descriptor = namedtuple("Descriptor", "name title aliases capabilities")
 Descriptor.__doc__ = "A scheduler as the DSL knows it: its name, its title, the other words for it, what it can do."
@@ -28,11 +30,11 @@ Descriptor.__doc__ = "A scheduler as the DSL knows it: its name, its title, the 
 # the registration, in the order scripts are recognised (a backend that claims every #PBS script, Torque, comes
 # after the one that claims some, PBS Pro); the last one is the fallback: it takes the scripts nobody claims
 SCHEDULERS = (
-    Descriptor("slurm", "Slurm", (), frozenset((BATCH, SRUN_STEPS))),
-    Descriptor("pbspro", "PBS Pro", ("pbs",), frozenset((BATCH,))),
-    Descriptor("torque", "Torque", (), frozenset((BATCH,))),
+    Descriptor("slurm", "Slurm", (), frozenset((BATCH, SRUN_STEPS, AFTER_OK))),
+    Descriptor("pbspro", "PBS Pro", ("pbs",), frozenset((BATCH, AFTER_OK))),
+    Descriptor("torque", "Torque", (), frozenset((BATCH, AFTER_OK))),
     Descriptor("gridengine", "Grid Engine", ("sge",), frozenset((BATCH,))),
-    Descriptor("flux", "Flux", (), frozenset((BATCH,))),
+    Descriptor("flux", "Flux", (), frozenset((BATCH, AFTER_OK))),
     Descriptor("local", "bash on the host", ("none", "bash"), frozenset()),
 )
 
@@ -68,7 +70,7 @@ def _module(name):
 _CLASSES = {}
 _INSTANCES = {}
 
-__all__ = ("ALIASES", "ALL_NAMES", "BATCH", "DESCRIPTION", "FALLBACK", "NAMES", "SCHEDULERS", "SRUN_STEPS",
+__all__ = ("AFTER_OK", "ALIASES", "ALL_NAMES", "BATCH", "DESCRIPTION", "FALLBACK", "NAMES", "SCHEDULERS", "SRUN_STEPS",
            "backends", "canonical", "capable", "describe", "descriptor", "detect", "get", "scheduler_class")
 
 

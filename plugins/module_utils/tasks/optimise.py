@@ -102,6 +102,7 @@ def outcome(params, result, path, changed):
         availability=image["availability"],
         build=build,
         scheduler=result.script.scheduler,
+        capabilities=sorted(registry.descriptor(result.script.scheduler).capabilities),
         target=_target(result),
         job_script=path,
         job_script_content=result.script.text,
