@@ -28,8 +28,8 @@ def test_tosca_and_roles_list_no_scheduler_names_by_hand():
                     text = handle.read()
                 if "# BEGIN data types generated" in text:
                     text = text[:text.index("# BEGIN data types")] + text[text.index("# END generated data types"):]
-                text = "\n".join(line for line in text.split("\n")       # the lines make schema writes
-                                  if not line.endswith("# the scheduler registry's names (scripts/export_tosca_types.py)"))
+                written = "# the scheduler registry's names (scripts/export_tosca_types.py)"   # by make schema
+                text = "\n".join(line for line in text.split("\n") if not line.endswith(written))
                 assert not listed.search(text), os.path.join(folder, name)
 
 

@@ -17,7 +17,8 @@ import services
 
 from ansible_collections.sodalite.modak.plugins.module_utils import jobspec
 
-from containers.conftest import container_tools  # noqa: F401  pylint: disable=unused-import (podman, installed once)
+# podman, installed once per run by the container tests' fixture
+from containers.conftest import container_tools  # noqa: F401  pylint: disable=unused-import
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLAYBOOK = os.path.join(ROOT, ".venv", "bin", "ansible-playbook")
