@@ -83,8 +83,8 @@ def _check(spec, scheduler):
         if not _VARIABLE.match(name):
             problems.append("environment %r: a shell variable name" % (name,))
     for option in spec.raw_options:
-        found = extra.problem(scheduler, option) if _OPTION.match(option) else ("is not one option on one line",
-                                                                                 "write '--name=value' or '-x value'")
+        one_line = ("is not one option on one line", "write '--name=value' or '-x value'")
+        found = extra.problem(scheduler, option) if _OPTION.match(option) else one_line
         if found:
             problems.append("raw option %r %s (%s)" % (option, found[0], found[1]))
     if problems:
