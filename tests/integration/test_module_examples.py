@@ -38,6 +38,8 @@ ELSEWHERE = {
     "Submit a PBS script through qsub": "tests/integration/slurm/test_readback.py (Torque wrappers)",
     "Look at a job submitted earlier (fails when it ended badly)": "tests/integration/slurm/test_batch_job_progress.py",
     "Cancel a job": "tests/integration/slurm/test_batch_job_slurm.py",
+    "Submit the training once the image build job has ended well":
+        "a build job's id: tests/integration/gridengine/test_job_chain.py (after, under Slurm and Grid Engine)",
     "Optimise an inline DSL against a site catalog, without writing anything":
         "a site catalog at /etc/modak/site-images.yaml: tests/integration/test_optimise_module.py",
 }
