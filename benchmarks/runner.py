@@ -64,6 +64,8 @@ def workload_argv(config, steps=8, warmup=2, tag="", python=sys.executable, data
         argv.append("--compile")
     if config["channels_last"]:
         argv.append("--channels-last")
+    if config["cudnn_benchmark"]:
+        argv.append("--cudnn-benchmark")
     if tag:
         argv.extend(["--tag", tag])
     return argv

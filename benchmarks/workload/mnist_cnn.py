@@ -93,6 +93,7 @@ def parse_args(argv=None):
     p.add_argument("--channels-last", action="store_true")
     p.add_argument("--compile", action="store_true")
     p.add_argument("--onednn", choices=("on", "off"), default="on")
+    p.add_argument("--cudnn-benchmark", action="store_true", help="cuDNN autotuning (GPUs; no effect on CPUs)")
     p.add_argument("--steps", type=int, default=10, help="timed steps")
     p.add_argument("--warmup", type=int, default=3, help="untimed steps after the first one")
     p.add_argument("--data", choices=("synthetic", "digits"), default="synthetic")
@@ -277,6 +278,7 @@ def run(args):
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     torch.backends.mkldnn.enabled = args.onednn == "on"
+    torch.backends.cudnn.benchmark = bool(args.cudnn_benchmark)
     ranks = Ranks(torch, args)
     memory_format = torch.channels_last if args.channels_last else torch.contiguous_format
     model = (build_resnet18(torch) if args.model == "resnet18" else build_net(torch)).to(
@@ -293,7 +295,7 @@ def run(args):
     def step(i):
         x, y = batches[i % len(batches)]
         opt.zero_grad(set_to_none=True)
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+        with torch.autocast(torch.device(ranks.device).type, dtype=torch.bfloat16, enabled=bf16):
             loss = F.nll_loss(forward(x).float(), y)
         loss.backward()
         opt.step()
@@ -338,7 +340,7 @@ def run(args):
         "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "config": {"threads": args.threads, "batch_size": args.batch_size, "precision": args.precision,
                    "channels_last": bool(args.channels_last), "compile": bool(args.compile),
-                   "onednn": args.onednn == "on"},
+                   "onednn": args.onednn == "on", "cudnn_benchmark": bool(args.cudnn_benchmark)},
         "run": {"steps": args.steps, "warmup": args.warmup, "data": args.data, "seed": args.seed, "model": args.model},
         "hardware": cpu_facts(),
         "versions": versions(torch),

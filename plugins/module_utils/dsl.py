@@ -496,6 +496,7 @@ def _optimisation(raw, notes):
         data_location=_get(section, "data", "location"),
         tuning=tuple((k, tuple(v)) for k, v in sorted((raw.get("tuning") or {}).items())),
         distributed=distributed,
+        model_kind=config.get("type") if app_type in ("ai_training", "ai_inference") else None,
     )
 
 

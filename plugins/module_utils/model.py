@@ -119,6 +119,7 @@ class Optimisation:
     data_location: Optional[str] = None
     tuning: Tuple[Tuple[str, Tuple[object, ...]], ...] = ()  # knob -> values the performance model may pick
     distributed: Optional[Distributed] = None  # data-parallel training (distributed_training: true)
+    model_kind: Optional[str] = None  # app_type-ai_*.config.type: cnn, rnn, transformer, ...
 
 
 @dataclass(frozen=True)

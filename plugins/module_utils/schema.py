@@ -339,9 +339,12 @@ TUNING = _obj({
                       "items": {"type": "boolean"}, "description": "NHWC memory format off and/or on."},
     "onednn": {"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": True,
                "items": {"type": "boolean"}, "description": "oneDNN kernels off and/or on."},
+    "cudnn_benchmark": {"type": "array", "minItems": 1, "maxItems": 2, "uniqueItems": True,
+                        "items": {"type": "boolean"},
+                        "description": "cuDNN autotuning (torch.backends.cudnn.benchmark) off and/or on (GPUs)."},
 }, title="tuning", description=(
     "Search space of the performance model: the values each knob may take. The program receives the choice "
-    "as OMP_NUM_THREADS and --batch-size/--precision/--compile/--channels-last/--onednn."))
+    "as OMP_NUM_THREADS and --batch-size/--precision/--compile/--channels-last/--onednn/--cudnn-benchmark."))
 
 OPTIMISATION = _obj({
     "enable_opt_build": _bool("Prefer optimised builds (default true when this section is present)."),

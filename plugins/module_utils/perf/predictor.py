@@ -4,7 +4,7 @@
 """Performance model: log(seconds per sample) from the deployment knobs, per hardware class.
 
 * ``loglinear`` (the model modak uses): Bayesian ridge regression on log time with the knobs
-  (log2 threads, log2 batch, bf16, compile, channels_last, oneDNN off), the foreign CPU load, the
+  (log2 threads, log2 batch, bf16, compile, channels_last, oneDNN off, cuDNN autotuning), the foreign CPU load, the
   oversubscription max(0, threads - (cores - load)) (threads that find no free core: an OpenMP team
   waits at every barrier for the thread whose core is taken) and a few physically motivated
   interactions: log batch x log threads (bigger batches parallelise better), bf16 x batch (less
@@ -34,13 +34,14 @@ Z90 = 1.645
 
 LOGLINEAR_FEATURES = (
     "log2_threads", "log2_batch", "bf16", "compile", "channels_last", "onednn_off", "load",
-    "oversubscribed_threads", "log2_batch_x_log2_threads", "bf16_x_log2_batch",
+    "oversubscribed_threads", "cudnn_benchmark", "log2_batch_x_log2_threads", "bf16_x_log2_batch",
     "compile_x_bf16", "compile_x_log2_threads", "onednn_off_x_bf16",
 )
 # the main effects plus the oversubscription; interactions join once enough configurations were measured
-MAIN_COLUMNS = tuple(range(8))
+MAIN_COLUMNS = tuple(range(9))
 MIN_CONFIGS_FOR_INTERACTIONS = 10
-LINEAR_FEATURES = ("threads", "batch_size", "bf16", "compile", "channels_last", "onednn_off", "load")
+LINEAR_FEATURES = ("threads", "batch_size", "bf16", "compile", "channels_last", "onednn_off", "load",
+                   "cudnn_benchmark")
 
 
 def oversubscription(threads, cores, load):
@@ -58,13 +59,14 @@ def feature_vector(config, load=0.0, kind="loglinear", cores=None):
     comp = 1.0 if c["compile"] else 0.0
     cl = 1.0 if c["channels_last"] else 0.0
     off = 0.0 if c["onednn"] else 1.0
+    cudnn = 1.0 if c["cudnn_benchmark"] else 0.0
     load = max(0.0, float(load or 0.0))
     if kind == "linear":
-        return [float(c["threads"]), float(c["batch_size"]), bf16, comp, cl, off, load]
+        return [float(c["threads"]), float(c["batch_size"]), bf16, comp, cl, off, load, cudnn]
     lt = math.log(c["threads"], 2)
     lb = math.log(c["batch_size"], 2) - 6.0   # centred on batch 64
     over = oversubscription(c["threads"], cores if cores else c["threads"], load)
-    return [lt, lb, bf16, comp, cl, off, load, over, lb * lt, bf16 * lb,
+    return [lt, lb, bf16, comp, cl, off, load, over, cudnn, lb * lt, bf16 * lb,
             comp * bf16, comp * lt, off * bf16]
 
 

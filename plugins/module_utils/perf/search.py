@@ -6,10 +6,11 @@
 * ``space``: the product of the values the DSL's ``optimisation.tuning`` allows for each knob;
   unlisted knobs keep their default.
 * ``rules``: what to do without measurements on the target's hardware class: threads = free cores,
-  bf16 only where the CPU has AMX, compiler off, oneDNN on.
+  compiler off (compile only where measured), oneDNN on; on a CPU bf16 only where it has AMX; on GPUs bf16 where
+  they have it (compute capability 8.0 on), and for convolutional models channels-last with it and cuDNN autotuning.
 * ``rank``: candidates ordered by predicted time per sample, with a 90 % interval.
-* ``autotune``: sequential model-based search: start from the default and its one-knob neighbours,
-  then benchmark the untried configuration with the largest expected improvement, refit, and stop when
+* ``autotune``: sequential model-based search: start from the default, the rules' choice and its one-knob
+  neighbours, then benchmark the untried configuration with the largest expected improvement, refit, and stop when
   the expected improvement of another run no longer pays for it (or the budget, a third of the space
   by default, is spent).
 * ``advise``: the pure function the pipeline calls: request + image + records -> advice.
@@ -21,6 +22,7 @@ import itertools
 import math
 
 from ansible_collections.sodalite.modak.plugins.module_utils import cpu
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import hardware
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor as perf_model
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
 
@@ -45,7 +47,10 @@ ARG_DOC = {
     "compile": "--compile when true",
     "channels_last": "--channels-last when true",
     "onednn": "--onednn on|off",
+    "cudnn_benchmark": "--cudnn-benchmark when true",
 }
+# model kinds (app_type-ai_*.config.type) whose layers are convolutions: channels-last and cuDNN autotuning apply
+CONVOLUTIONAL_KINDS = ("cnn", "convnet", "convolutional", "resnet", "unet")
 
 
 def default_config(request=None, host=None):
@@ -58,7 +63,7 @@ def default_config(request=None, host=None):
     opt = request.opt if request is not None else None
     return store.normalise_config({
         "threads": threads or 1, "batch_size": DEFAULT_BATCH, "precision": "fp32", "channels_last": False,
-        "compile": bool(opt is not None and "inductor" in opt.compilers), "onednn": True})
+        "compile": bool(opt is not None and "inductor" in opt.compilers), "onednn": True, "cudnn_benchmark": False})
 
 
 def space(tuning, base):
@@ -91,20 +96,39 @@ def free_cores(host):
     return max(1, cores - int(round(load)))
 
 
-def rules(candidates, base, host=None, features=()):
-    """The rule-of-thumb choice among candidates (no measurements needed)."""
+def convolutional(model_kind):
+    """Whether a DSL's model kind (app_type-ai_*.config.type) names a convolutional network."""
+    return isinstance(model_kind, str) and model_kind.strip().lower() in CONVOLUTIONAL_KINDS
+
+
+def rules(candidates, base, host=None, features=(), conv=False):
+    """The rule-of-thumb choice among candidates (no measurements needed); ``conv``: the model is convolutional."""
     flags = set((host or {}).get("flags") or ()) | set(features or ())
     want = dict(store.normalise_config(base))
     notes = []
     if host:
         want["threads"] = free_cores(host)
         notes.append("threads = free cores (%d)" % want["threads"])
-    want["precision"] = "bf16" if "amx_bf16" in flags else "fp32"
-    notes.append("bf16 %s (AMX %s)" % ("on" if want["precision"] == "bf16" else "off",
-                                       "present" if "amx_bf16" in flags else "absent"))
+    if (host or {}).get("gpus"):
+        gpu = hardware.gpu_class(host)
+        bf16 = hardware.bf16_gpu(host)
+        want["precision"] = "bf16" if bf16 else "fp32"
+        notes.append("bf16 %s (%s: compute capability %s 8.0)" % ("on" if bf16 else "off", gpu,
+                                                                  ">=" if bf16 else "<"))
+        want["channels_last"] = bool(bf16 and conv)
+        want["cudnn_benchmark"] = bool(conv)
+        notes.append("channels-last %s, cuDNN autotuning %s (%s)" % (
+            "on" if want["channels_last"] else "off", "on" if conv else "off",
+            "convolutions" if conv else "no convolutional model kind named"))
+    else:
+        want["precision"] = "bf16" if "amx_bf16" in flags else "fp32"
+        notes.append("bf16 %s (AMX %s)" % ("on" if want["precision"] == "bf16" else "off",
+                                           "present" if "amx_bf16" in flags else "absent"))
+        want["channels_last"] = False
+        want["cudnn_benchmark"] = False
     want["compile"] = False
+    notes.append("compiler off (compile only where measured)")
     want["onednn"] = True
-    want["channels_last"] = False
     choice = dict(candidates[0])
     for knob in store.KNOBS:
         allowed = [c[knob] for c in candidates]
@@ -152,36 +176,48 @@ def should_stop(best_gain, runs, max_runs, min_gain, untried):
     return False, "best expected gain %.1f %%" % (100 * best_gain)
 
 
-def initial_design(candidates, base):
-    """The default and its one-knob-changed neighbours that lie in the space."""
+def initial_design(candidates, base, start=None):
+    """The default, then ``start`` (the rules' choice) and the one-knob-changed neighbours of ``start`` (of the
+    default when none) that lie in the space."""
     base = store.normalise_config(base)
     keys = set(store.config_key(c) for c in candidates)
     design = []
-    start = base if store.config_key(base) in keys else candidates[0]
-    design.append(start)
+    first = base if store.config_key(base) in keys else candidates[0]
+    design.append(first)
+    start = store.normalise_config(start) if start is not None else None
+    if start is None or store.config_key(start) not in keys:
+        start = first
+    elif store.config_key(start) != store.config_key(first):
+        design.append(start)
     for knob in store.KNOBS:
         for value in sorted(set(c[knob] for c in candidates), key=str):
             if value == start[knob]:
                 continue
             neighbour = dict(start)
             neighbour[knob] = value
-            if store.config_key(neighbour) in keys:
+            if store.config_key(neighbour) in keys and store.config_key(neighbour) != store.config_key(first):
                 design.append(store.normalise_config(neighbour))
     return design
 
 
+def default_budget(candidates):
+    """Configurations autotune measures unless told: a third of the space (at least 2: the default and one more)."""
+    return min(len(candidates), max(2, len(candidates) // 3))
+
+
 def autotune(candidates, measure, base, records=(), load=None, max_runs=None, min_gain=0.02,
-             run_cost_s=None, job_s=None, hw_class=None):
+             run_cost_s=None, job_s=None, hw_class=None, start=None):
     """Sequential model-based search. ``measure(config) -> record`` runs one benchmark.
 
     ``load`` is the foreign load to rank at (None: the median load seen during the search).
     Returns {choice, runs, load, history, steps, stop_reason, model}. ``min_gain`` is the smallest expected
     fractional improvement worth one more run; with ``run_cost_s`` and ``job_s`` (benchmark run cost and
     the production run it serves) the threshold is raised to run_cost_s / job_s. ``measure`` may return a
-    list of records (repeated runs of the configuration); ``max_runs`` counts configurations measured.
+    list of records (repeated runs of the configuration); ``max_runs`` counts configurations measured (default: a
+    third of the space); ``start``: the rules' choice, measured right after the default with its neighbours.
     """
     if max_runs is None:
-        max_runs = max(len(initial_design(candidates, base)) + 1, int(math.ceil(len(candidates) / 2.0)))
+        max_runs = default_budget(candidates)
     if run_cost_s and job_s:
         min_gain = max(min_gain, float(run_cost_s) / float(job_s))
     history = list(records)
@@ -195,7 +231,7 @@ def autotune(candidates, measure, base, records=(), load=None, max_runs=None, mi
         new.extend(got)
         return got
 
-    for config in initial_design(candidates, base):
+    for config in initial_design(candidates, base, start):
         if len(steps) >= max_runs:
             break
         tried = set(store.config_key(r["config"]) for r in history if store.valid(r))
@@ -325,6 +361,8 @@ def arguments(config, knobs):
         argv.append("--channels-last")
     if "onednn" in knobs:
         argv.extend(["--onednn", "on" if config["onednn"] else "off"])
+    if "cudnn_benchmark" in knobs and config["cudnn_benchmark"]:
+        argv.append("--cudnn-benchmark")
     return argv
 
 
@@ -392,7 +430,7 @@ def advise(request, image, records, host=None, context=None):
                       ("kept %s: %s" % (best["key"], why)) if keep else
                       ("kept the framework defaults %s: %s" % (store.config_key(base), why))]})
     else:
-        config, notes = rules(candidates, base, host, features)
+        config, notes = rules(candidates, base, host, features, convolutional(getattr(opt, "model_kind", None)))
         why = ("no benchmark records of %s %s for this hardware class" % (application or "this application", where)
                if not own else
                "too few benchmark records %s (%d runs, %d configurations)" % (where, len(own), n_configs))

@@ -28,7 +28,7 @@ class StoreError(PerfError):
 
 
 hardware_class = hardware.hardware_class  # the one definition, shared with the workload
-KNOBS = ("threads", "batch_size", "precision", "channels_last", "compile", "onednn")
+KNOBS = ("threads", "batch_size", "precision", "channels_last", "compile", "onednn", "cudnn_benchmark")
 BUSY_TIMEOUT_S = 60.0
 
 _DDL = """
@@ -55,13 +55,17 @@ def normalise_config(config):
         "channels_last": bool(config.get("channels_last", False)),
         "compile": bool(config.get("compile", False)),
         "onednn": bool(config.get("onednn", True)),
+        "cudnn_benchmark": bool(config.get("cudnn_benchmark", False)),
     }
 
 
 def config_key(config):
+    """'t16-b256-bf16-cl1-c0-dnn1' (and '-cudnnb1' when cuDNN autotuning is on, so that keys of runs stored before
+    that knob existed still match)."""
     c = normalise_config(config)
-    return "t%d-b%d-%s-cl%d-c%d-dnn%d" % (c["threads"], c["batch_size"], c["precision"], c["channels_last"],
-                                          c["compile"], c["onednn"])
+    key = "t%d-b%d-%s-cl%d-c%d-dnn%d" % (c["threads"], c["batch_size"], c["precision"], c["channels_last"],
+                                         c["compile"], c["onednn"])
+    return key + "-cudnnb1" if c["cudnn_benchmark"] else key
 
 
 # bounds of what a real run can report; anything outside (inf, nan, 1e999, negative times) is refused

@@ -154,8 +154,9 @@ def autotune_request(request, store_path, host, interpreter=None, cwd=None, extr
                 "max_runs": 1, "min_gain": min_gain, "default": base, "candidates": candidates,
                 "hw_class": hw_class, "previous_records": 0, "kept": True, "decision": "one configuration",
                 "repeats": repeats, "confirm_runs": 0}
+    start, _notes = search.rules(candidates, base, host, (), search.convolutional(request.opt.model_kind))
     result = search.autotune(candidates, measure, base, records=existing, max_runs=max_runs or None,
-                             min_gain=min_gain, hw_class=hw_class)
+                             min_gain=min_gain, hw_class=hw_class, start=start)
     if not any(store.config_key(r["config"]) == store.config_key(base) for r in result["history"]):
         result["history"].extend(measure(base))   # the default is what a choice has to beat
     confirmed = []

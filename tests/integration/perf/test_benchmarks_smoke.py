@@ -94,3 +94,20 @@ def test_the_container_table_is_printed_from_the_committed_results():
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert "|" in done.stdout and "modak" in done.stdout
+
+
+def test_gpu_benchmark_smoke_form(tmp_path):
+    """benchmarks/gpu/run.py --smoke: the GPU benchmark's whole path on the CPU (tiny sizes, 2 rounds): modak's
+    autotune in at most a third of each grid, every grid arm, the A/A control and modak's choice, the JSON and PNG."""
+    bench(os.path.join("gpu", "run.py"), "--smoke", "--no-compile", "--out", str(tmp_path))
+    data = json.loads((tmp_path / "gpu.json").read_text())
+    assert data["mode"] == "smoke (CPU)" and data["smoke_check"]["finite"]
+    assert set(data["models"]) == {"mnist_cnn", "resnet50", "gpt"}
+    for model in data["models"].values():
+        assert "error" not in model, model["error"]
+        kinds = [row["kind"] for row in model["arms"]]
+        assert kinds.count("grid") == model["grid_size"] and kinds.count("control") == kinds.count("modak") == 1
+        assert model["autotune"]["configs_measured"] <= model["autotune"]["budget"] == max(2, model["grid_size"] // 3)
+        assert all(row["vs_default"]["rounds"] == 2 for row in model["arms"])
+        assert model["modak_key"] in [row["key"] for row in model["arms"] if row["kind"] == "grid"]
+    assert data["png"] and (tmp_path / "gpu.png").stat().st_size > 0
