@@ -19,6 +19,7 @@ Writes DIR/gpu.json (after each model, atomically) and DIR/gpu.png.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -284,6 +285,10 @@ def main(argv=None):
         raise SystemExit("modak: no CUDA device; the CPU form of this benchmark is --smoke")
     torch.manual_seed(args.seed)
     host = hardware.facts()
+    if device.type == "cuda" and not host.get("gpus"):   # no nvidia-smi: the same facts from the driver, via torch
+        props = torch.cuda.get_device_properties(device)
+        host["gpus"] = [{"name": props.name, "memory_gib": int(round(props.total_memory / 2 ** 30)),
+                         "compute_capability": "%d.%d" % (props.major, props.minor)}]
     out = os.path.join(args.out, "gpu.json")
     data = {"mode": "smoke (CPU)" if args.smoke else "full", "host": host, "hw_class": store.hardware_class(host),
             "versions": versions(torch), "smi_before": nvidia_smi(), "command": sys.argv, "models": {}}
@@ -304,8 +309,10 @@ def main(argv=None):
         except Exception as exc:  # pylint: disable=broad-except  # one model's failure keeps the others' results
             data["models"][name] = {"error": "%s: %s" % (type(exc).__name__, exc)}
         data["models"][name]["smi_after"] = nvidia_smi()
+        gc.collect()
         if device.type == "cuda":
             data["models"][name]["max_memory_gib"] = torch.cuda.max_memory_allocated() / 2 ** 30
+            torch.cuda.empty_cache()
         atomic_json(out, data)
         summary(name, data["models"][name])
     data["smi_after"] = nvidia_smi()
