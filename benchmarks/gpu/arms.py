@@ -58,7 +58,7 @@ class Arm(object):
         self.sync()
         self.first_step_s = time.perf_counter() - start
         start = time.perf_counter()
-        for _ in range(warm_steps):
+        for _step in range(warm_steps):
             self.step()
         self.sync()
         self.warm_step_s = (time.perf_counter() - start) / warm_steps
@@ -70,7 +70,7 @@ class Arm(object):
         self.sync()
         start = time.perf_counter()
         loss = None
-        for _ in range(self.steps):
+        for _step in range(self.steps):
             loss = self.step()
         self.sync()
         elapsed = time.perf_counter() - start

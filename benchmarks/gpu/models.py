@@ -144,7 +144,7 @@ def _gpt(torch, smoke):
             super().__init__()
             self.tokens = nn.Embedding(sizes["vocab"], sizes["width"])
             self.positions = nn.Embedding(sizes["context"], sizes["width"])
-            self.blocks = nn.Sequential(*[Block(sizes["width"], sizes["heads"]) for _ in range(sizes["layers"])])
+            self.blocks = nn.Sequential(*[Block(sizes["width"], sizes["heads"]) for _layer in range(sizes["layers"])])
             self.ln = nn.LayerNorm(sizes["width"])
             self.head = nn.Linear(sizes["width"], sizes["vocab"], bias=False)
             self.head.weight = self.tokens.weight      # tied, as GPT-2
@@ -172,9 +172,14 @@ def _tokens(torch, device, batch, smoke, _channels_last):
 
 
 BUILD = {"mnist_cnn": _workload_net, "resnet50": _resnet50, "gpt": _gpt}
-DATA = {
-    "mnist_cnn": lambda torch, device, batch, smoke, cl: _images(torch, device, batch, 1, 28, 10, cl),
-    "resnet50": lambda torch, device, batch, smoke, cl: _images(torch, device, batch, 3, 32 if smoke else 224,
-                                                               10 if smoke else 1000, cl),
-    "gpt": _tokens,
-}
+
+
+def _digits(torch, device, batch, _smoke, channels_last):
+    return _images(torch, device, batch, 1, 28, 10, channels_last)
+
+
+def _imagenet(torch, device, batch, smoke, channels_last):
+    return _images(torch, device, batch, 3, 32 if smoke else 224, 10 if smoke else 1000, channels_last)
+
+
+DATA = {"mnist_cnn": _digits, "resnet50": _imagenet, "gpt": _tokens}

@@ -6,6 +6,7 @@ framework's reference setting, on MNIST-CNN, ResNet-50 and a small GPT.
 
     python3 benchmarks/gpu/run.py --out DIR            # on a GPU node: about 5 minutes on one H100
     python3 benchmarks/gpu/run.py --smoke --out DIR    # anywhere, on the CPU: tiny sizes, seconds
+    python3 benchmarks/gpu/run.py --markdown FILE...   # the docs' tables of gpu.json files
 
 Per model: (1) modak chooses: the rules' choice for this GPU, then ``search.autotune`` measures at most a third of the
 grid, then interleaved confirmation rounds and the never-slower rule (``search.decide``); (2) every arm of the
@@ -34,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
-import runner  # noqa: E402,F401  (puts the collection on sys.path)
+import runner  # noqa: E402,F401  pylint: disable=unused-import  # puts the collection on sys.path
 from arms import Arm  # noqa: E402
 from models import SPECS  # noqa: E402
 
@@ -49,7 +50,8 @@ CONFIRM_ROUNDS = 3
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", required=True, help="folder for gpu.json and gpu.png")
+    p.add_argument("--out", help="folder for gpu.json and gpu.png")
+    p.add_argument("--markdown", nargs="+", metavar="FILE", help="print the docs' tables of these gpu.json and exit")
     p.add_argument("--smoke", action="store_true", help="the CPU form: tiny sizes, one step per burst, 2 rounds")
     p.add_argument("--models", default=",".join(ORDER), help="comma-separated, of %s" % ", ".join(ORDER))
     p.add_argument("--budget-s", type=float, default=300.0, help="wall time for the models after the smoke check")
@@ -58,7 +60,10 @@ def parse_args(argv=None):
     p.add_argument("--no-compile", action="store_true", help="leave out the torch.compile arms")
     p.add_argument("--device", default=None, help="torch device (default: cuda where present, else cpu)")
     p.add_argument("--seed", type=int, default=0)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if not args.out and not args.markdown:
+        p.error("--out is required")
+    return args
 
 
 def nvidia_smi():
@@ -96,7 +101,7 @@ def smoke_check(torch, device, smoke):
     if device.type == "cuda":
         torch.cuda.synchronize()
     start = time.perf_counter()
-    for _ in range(reps):
+    for _rep in range(reps):
         c = a @ b
     if device.type == "cuda":
         torch.cuda.synchronize()
@@ -155,7 +160,7 @@ class Bench(object):
             return record(spec, config, grid_arm(config).burst(), self.host, phase)
 
         def measure(config):
-            return [measure_once(config, "autotune") for _ in range(search.MIN_REPEATS)]
+            return [measure_once(config, "autotune") for _repeat in range(search.MIN_REPEATS)]
 
         start, notes = search.rules(candidates, base, self.host, (), spec.conv)
         budget = search.default_budget(candidates)
@@ -191,7 +196,7 @@ class Bench(object):
         else:
             rounds = int(max(3, min(7, (deadline - time.perf_counter()) // max(round_s, 1e-3))))
         rng = random.Random(self.args.seed)
-        for _ in range(rounds):
+        for _round in range(rounds):
             order = list(arms)
             rng.shuffle(order)
             for arm in order:
@@ -275,8 +280,59 @@ def figure(data, path):
     return True
 
 
+def describe(config):
+    """'batch 256, bf16, channels-last, cuDNN autotuning' for a configuration."""
+    parts = ["batch %d" % config["batch_size"], config["precision"] if config["precision"] == "bf16" else "fp32"]
+    parts += [name for knob, name in (("channels_last", "channels-last"), ("cudnn_benchmark", "cuDNN autotuning"),
+                                      ("compile", "torch.compile")) if config.get(knob)]
+    return ", ".join(parts)
+
+
+def _ratio(found):
+    if not found or found.get("speedup") is None:
+        return "-"
+    if found.get("low") is None:
+        return "%.2fx" % found["speedup"]
+    return "%.2fx (%.2f-%.2f)" % (found["speedup"], found["low"], found["high"])
+
+
+def markdown(paths):
+    """The docs' two tables (modak's choice; the graph compiler) for gpu.json files, one row per GPU and model."""
+    choice = ["| GPU | model | framework default | modak's choice | modak vs default (90 % CI) | best grid arm | "
+              "modak / best | configurations measured | A/A control | rounds |", "|" + " --- |" * 10]
+    compiler = ["| GPU | model | torch.compile vs modak's eager choice (90 % CI) | first step, eager / compiled | "
+                "modak's prediction |", "|" + " --- |" * 5]
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        gpu = data.get("gpu", {}).get("name") or data["host"]["model"]
+        for name in ORDER:
+            model = data["models"].get(name)
+            if not model or "error" in model:
+                continue
+            rows = {row["kind"]: row for row in model["arms"] if row["kind"] != "grid"}
+            best = next(row for row in model["arms"] if row["kind"] == "grid" and row["key"] == model["best_grid_arm"])
+            choice.append("| %s | %s | %s | %s | %s | %s: %s | %.3f | %d of %d | %s | %d |" % (
+                gpu, model["title"], describe(model["default"]), describe(model["modak_choice"]),
+                _ratio(model["modak_vs_default"]), describe(best["config"]), _ratio(best["vs_default"]),
+                model["modak_vs_best"], model["autotune"]["configs_measured"], model["grid_size"],
+                _ratio(rows["control"]["vs_default"]), model["rounds"]))
+            found = model.get("compile") or {}
+            if "compile_vs_eager" in found:
+                predicted = found.get("model_predicted_speedup")
+                compiler.append("| %s | %s | %s | %.2f s / %.1f s | %s |" % (
+                    gpu, model["title"], _ratio(found["compile_vs_eager"]), found["first_step_s"]["eager"],
+                    found["first_step_s"]["compiled"],
+                    "no gain (%s; model %.2fx)" % ("compile stays off until measured", predicted)
+                    if predicted is not None else "no gain: compile stays off until measured"))
+    return "\n".join(choice) + "\n\n" + "\n".join(compiler) + "\n"
+
+
 def main(argv=None):
     args = parse_args(argv)
+    if args.markdown:
+        sys.stdout.write(markdown(args.markdown))
+        return 0
     wall0 = time.perf_counter()
     import torch  # pylint: disable=import-outside-toplevel
     os.makedirs(args.out, exist_ok=True)

@@ -80,6 +80,12 @@ WHERE = {
     "benchmarks/containers --smoke": ("tests/integration/containers/test_benchmark_containers.py", '"--smoke"'),
     ".venv/bin/python benchmarks/containers.py --markdown benchmarks/results/containers.json":
         ("tests/integration/perf/test_benchmarks_smoke.py", '"--markdown"'),
+    # docs/performance.md: the GPU benchmark needs a GPU node; its CPU smoke form runs the same script in the suite
+    "python3 benchmarks/gpu/run.py --out out/gpu": ("tests/integration/perf/test_benchmarks_smoke.py", '"gpu"'),
+    ".venv/bin/python benchmarks/gpu/run.py --smoke --no-compile --out out/gpu-smoke":
+        ("tests/integration/perf/test_benchmarks_smoke.py", '"--no-compile"'),
+    ".venv/bin/python benchmarks/gpu/run.py --markdown benchmarks/results/gpu-h100.json "
+    "benchmarks/results/gpu-h200.json": ("tests/integration/perf/test_benchmarks_smoke.py", '"gpu-h200.json"'),
 }
 WHERE.update({"ansible-doc sodalite.modak.%s" % name: "checkout" for name in (
     "optimise", "batch_job", "container_recipe", "container_build_plan", "async_wait", "perf_model", "autotune")})
