@@ -53,8 +53,7 @@ options:
     default: []
   max_runs:
     description:
-      - Most runs of this search; 0 means the default (half of the search space, at least the initial design
-        plus one).
+      - Most configurations this search measures; 0 means the default (a third of the search space, at least 2).
     type: int
     default: 0
   min_gain:
