@@ -47,8 +47,8 @@ def _booleans(node, sub, path, notes):
 def _container_runtime(app, notes, warnings):
     runtime = app.get("container_runtime")
     if runtime == "":
-        del app["container_runtime"]
-        notes.append("container_runtime '' means no container of your own")
+        notes.append("container_runtime '' means no container: the application runs in the job's own environment "
+                     "(target.setup, modules, a venv or conda env it activates)")
     elif isinstance(runtime, str) and "://" not in runtime and not runtime.endswith(".sif"):
         app["container_runtime"] = "docker://" + runtime
         warnings.append("container_runtime '%s' names no transport: read as 'docker://%s' (the image is pulled "

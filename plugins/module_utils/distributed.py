@@ -166,6 +166,9 @@ def plan(req, settings):
                            processes_per_node=ppn)
     threads = settings.threads
     env = tuple((k, v) for k, v in settings.env if k != BACKEND_VAR) + ((BACKEND_VAR, dist.backend),)
+    # threads the DSL leaves open: the CPUs of each rank at run time, ppn ranks on a node (one task each with srun)
+    cpus = schedulers.scheduler_class(req.target.scheduler).rank_cpus(ppn, dist.world_size, launch == "srun")
+    env = tuple((k, cpus if k == "OMP_NUM_THREADS" and isinstance(v, Raw) else v) for k, v in env)
     notes = list(settings.notes) + ["distributed training: %d node(s) x %d rank(s) = %d, %s, backend %s"
                                     % (nodes, ppn, dist.world_size, _describe(launch), dist.backend)]
     common = dict(nodes=nodes, nodes_fixed=True, tasks=None, env=env, notes=tuple(notes), distributed=dist,

@@ -525,6 +525,7 @@ def build_request(doc):
         container_runtime=raw_app.get("container_runtime"),
         mpi_ranks=raw_app.get("mpi_ranks", 1),
         threads=threads or 1,
+        threads_given=threads is not None,
         minimal_efficiency=raw_app.get("minimal_efficiency"),
         build=Build(build["src"], build["build_command"], build.get("build_parallelism", 1)) if build else None,
         environment=environment,

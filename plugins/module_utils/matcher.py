@@ -297,7 +297,19 @@ def _fallback(req, opt, label, explanation, rejected, profile, catalog):
 
 
 def choose(req, catalog):
-    """Return the Choice for a JobRequest against an ImageCatalog."""
+    """Return the Choice for a JobRequest against an ImageCatalog.
+
+    ``container_runtime: ""`` says no container: the job runs in its own environment whatever fits, and the image
+    modak would choose is named in the explanation as advice."""
+    if req.app.container_runtime == "":
+        mine = "container_runtime '': no container, the application runs in the job's own environment"
+        if req.opt is None:
+            return Choice(None, None, "bare", (mine,))
+        advised = choose(replace(req, app=replace(req.app, container_runtime=None)), catalog)
+        advice = ("advice: with a container, modak would run it in %s (%s)" % (advised.uri, advised.source)
+                  if advised.uri else "advice: modak would run it without a container too")
+        return Choice(None, None, "bare", (mine,) + tuple("advice: " + line for line in advised.explanation[-1:])
+                      + (advice,))
     opt, app = req.opt, req.app
     if opt is None:
         if app.container_runtime:

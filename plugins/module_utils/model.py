@@ -62,6 +62,7 @@ class Application:
     container_runtime: Optional[str] = None
     mpi_ranks: int = 1
     threads: int = 1
+    threads_given: bool = True   # False: no threads in the DSL; each rank gets its CPUs at run time
     minimal_efficiency: Optional[float] = None
     build: Optional[Build] = None
     environment: Tuple[Tuple[str, str], ...] = ()

@@ -149,7 +149,9 @@ def render(req, choice, settings):
     body.extend(shell_lines("target.setup", req.target.setup))
     if app.modules:
         body.append("module load %s" % shell.join(app.modules))
-    body.extend("export %s=%s" % (name, shell.quote(value)) for name, value in settings.env)
+    for name, value in settings.env:    # a run-time word (shell.Raw) is assigned first, so a failure is not masked
+        body.extend(["%s=%s" % (name, value), "export %s" % name] if isinstance(value, shell.Raw)
+                    else ["export %s=%s" % (name, shell.quote(value))])
     body.extend(shell_lines("application.pre-execution", app.pre_execution))
 
     binds = list(app.bind_paths)

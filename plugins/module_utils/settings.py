@@ -75,6 +75,14 @@ def framework_env(req, choice):
     return env, notes
 
 
+def thread_count(req, threads, advice, ranks_per_node, ranks, one_rank_per_task=True):
+    """OMP_NUM_THREADS: the DSL's threads (or the autotuned choice's), else the CPUs each rank has when the job runs
+    (the scheduler's run-time word)."""
+    if req.app.threads_given or advice:
+        return str(threads)
+    return registry.scheduler_class(req.target.scheduler).rank_cpus(ranks_per_node, ranks, one_rank_per_task)
+
+
 def plan(req, choice, advice=None):
     """Return the Settings for a request and its image Choice (and the performance model's advice)."""
     options, app, opt = req.options, req.app, req.opt
@@ -144,7 +152,8 @@ def plan(req, choice, advice=None):
         vendor = "nvidia"
         notes.append("request_gpus without opt_build.acc_type: assuming NVIDIA GPUs (--nv)")
 
-    env = [("OMP_NUM_THREADS", str(threads))]
+    env = [("OMP_NUM_THREADS", thread_count(req, threads, advice, tpn or int(math.ceil(ranks / float(nodes or 1))),
+                                            ranks))]
     if threads > 1 or (opt and opt.omp_affinity):
         bind = opt.omp_affinity if opt and opt.omp_affinity else "close"
         env.extend([("OMP_PLACES", "cores"), ("OMP_PROC_BIND", bind)])

@@ -10,6 +10,7 @@ import os
 import re
 import string
 
+from ansible_collections.sodalite.modak.plugins.module_utils import shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import directive_words
 
@@ -118,7 +119,10 @@ class Scheduler(object):
     "slots": one host per slot, as it is; "pe": Grid Engine's 'host slots queue range' lines, converted first),
     ``allowed_options`` (the raw options ``extra_directives`` may carry: option with its dashes -> None for any
     value, or the values allowed, or 2 for two value words; a batch scheduler that declares none refuses every raw
-    option) and ``typed_options`` (option -> the job_options field to use instead). Names, aliases and
+    option) and ``typed_options`` (option -> the job_options field to use instead), ``node_cpus_var`` and
+    ``task_cpus_var`` (the variables holding a node's and a task's allocated CPUs at run time; None: the node's
+    ``nproc``; ``node_cpus_total``: the variable counts the whole job's CPUs, so it is shared by every rank).
+    Names, aliases and
     capabilities are the registry's descriptor (schedulers/registry.py), so that the DSL reads them without
     loading a backend. Optional method: ``test_only(script, extra_args)``, a check without submitting.
     """
@@ -132,6 +136,9 @@ class Scheduler(object):
     host_file_form = "slots"
     allowed_options = {}
     typed_options = {}
+    node_cpus_var = None
+    task_cpus_var = None
+    node_cpus_total = False
 
     def __init__(self, runner=None, chdir=None, script=None, job_name=None):
         self.runner = runner
@@ -150,6 +157,18 @@ class Scheduler(object):
         lines, warnings = self.directives(options, settings)
         warnings = list(warnings)
         return ["%s %s" % (self.prefix, line) for line in lines if line], warnings
+
+    @classmethod
+    def rank_cpus(cls, ranks_per_node, ranks=1, one_rank_per_task=True):
+        """A double-quoted shell word, expanded when the job runs: the CPUs each rank has (at least 1). The
+        task's CPUs where the scheduler says them and each task is one rank, else the node's CPUs (the job's, for a
+        scheduler that counts them for the whole job) shared by the ranks on it."""
+        share = max(1, int(ranks if cls.node_cpus_total else ranks_per_node))
+        node = "${%s:-%d}" % (cls.node_cpus_var, share) if cls.node_cpus_var else "$(nproc)"
+        word = node if share == 1 else "$(( %s >= %d ? %s / %d : 1 ))" % (node, share, node, share)
+        if cls.task_cpus_var and one_rank_per_task:
+            word = "${%s:-%s}" % (cls.task_cpus_var, word)
+        return shell.Raw('"%s"' % word)
 
     def workdir_lines(self):
         if self.submit_dir_var:

@@ -289,6 +289,8 @@ class GridEngine(Scheduler):
     host_file_form = "pe"
     allowed_options = ALLOWED_OPTIONS
     typed_options = TYPED_OPTIONS
+    node_cpus_var = "NSLOTS"     # sge_pe(5)/qsub(1): the slots granted to the whole job
+    node_cpus_total = True
     accounting_tries = 10            # qmaster writes the accounting record just after the job leaves qstat
     accounting_pause = 0.5
 

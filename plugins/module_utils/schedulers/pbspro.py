@@ -86,6 +86,7 @@ class PbsPro(PbsFamily):
     name = "pbspro"
     status_argv = staticmethod(status_argv)
     allowed_options = ALLOWED_OPTIONS
+    node_cpus_var = "NCPUS"      # PBS Pro sets it to the ncpus of the job's first chunk (pbs_environment)
 
     def directives(self, options, settings):
         warnings, problems = [], []

@@ -175,6 +175,8 @@ class Slurm(Scheduler):
     default_launcher = "srun"
     allowed_options = ALLOWED_OPTIONS
     typed_options = TYPED_OPTIONS
+    node_cpus_var = "SLURM_CPUS_ON_NODE"     # sbatch(1), OUTPUT ENVIRONMENT VARIABLES
+    task_cpus_var = "SLURM_CPUS_PER_TASK"   # set when --cpus-per-task is given
 
     def dependency_lines(self, dependency, problems):
         return [opt("--dependency={0}", ",".join(dependency) if dependency else None)]

@@ -48,6 +48,7 @@ class Torque(PbsFamily):
 
     name = "torque"
     allowed_options = ALLOWED_OPTIONS
+    node_cpus_var = "PBS_NUM_PPN"   # Torque's qsub(1): the ppn asked for each node
 
     def directives(self, options, settings):
         warnings, problems = [], []
