@@ -20,7 +20,7 @@ Knobs (the argument convention modak writes into job scripts):
                          environment (init_method env://: MASTER_ADDR, MASTER_PORT, RANK, WORLD_SIZE, as modak's
                          srun or torchrun launch sets them), the backend from --backend or MODAK_DIST_BACKEND
                          (default nccl with CUDA, else gloo); each rank trains on its own shard of the data and
-                         prints "ddp rank=R world_size=W local_rank=L node=NODE backend=B final_loss=X" (NODE:
+                         prints "ddp rank=R world_size=W local_rank=L node=NODE backend=B threads=T final_loss=X" (NODE:
                          Slurm's node name, else the host name; X: the last step's loss averaged over all ranks,
                          the same on every rank); rank 0 alone prints the JSON record
   --model mnist_cnn|resnet18   the network (default mnist_cnn); resnet18 is a ResNet-18 (basic blocks 2-2-2-2,
@@ -323,9 +323,10 @@ def run(args):
     other = max(0.0, machine - own) if machine is not None else None
     final_loss = ranks.mean(loss)
     if ranks.enabled:
-        sys.stdout.write("ddp rank=%d world_size=%d local_rank=%d node=%s backend=%s final_loss=%r\n"
+        sys.stdout.write("ddp rank=%d world_size=%d local_rank=%d node=%s backend=%s threads=%d final_loss=%r\n"
                          % (ranks.rank, ranks.world_size, ranks.local_rank,
-                            os.environ.get("SLURMD_NODENAME") or socket.gethostname(), ranks.backend, final_loss))
+                            os.environ.get("SLURMD_NODENAME") or socket.gethostname(), ranks.backend,
+                            torch.get_num_threads(), final_loss))
         sys.stdout.flush()
     ranks.finish()
     ordered = sorted(times)

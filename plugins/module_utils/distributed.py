@@ -12,6 +12,10 @@ Two launches, both as HPC centres publish them:
   signals every rank, and the image needs no launcher of its own.
 * ``torchrun`` (as CSC and Sigma2 write it): one Slurm task per node, each running torchrun with c10d
   rendezvous at MASTER_ADDR:MASTER_PORT; torchrun starts the node's ranks.
+* ``accelerate`` (as Hugging Face Accelerate's Slurm example writes it): one Slurm task per node, each running
+  ``accelerate launch --multi_gpu`` with c10d rendezvous at MASTER_ADDR:MASTER_PORT (``--multi_gpu`` picks
+  Accelerate's torch.distributed launcher, on CPUs too, where the program gets gloo; ``--cpu`` would start one
+  process); on one node without Slurm, c10d on a free local port.
 
 Without Slurm one node runs ``torchrun --standalone`` (local, PBS, Grid Engine); more nodes there are refused.
 The program reads the usual variables (``init_process_group(init_method="env://")``) and the backend from
@@ -42,6 +46,7 @@ RANK_WRAPPER = 'export RANK="$SLURM_PROCID" LOCAL_RANK="$SLURM_LOCALID" WORLD_SI
 MASTER_PORT_LINE = "export MASTER_PORT=$((29500 + SLURM_JOB_ID % 1000))"
 MASTER_ADDR_LINE = 'MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"'
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*\Z")
+PER_NODE = ("torchrun", "accelerate")     # launchers that start a node's ranks themselves (one task per node)
 
 
 def _true(value):
@@ -117,12 +122,12 @@ def _training_problems(job, opt):
     steps = schedulers.capable(scheduler, schedulers.SRUN_STEPS)
     if launch == "srun" and not steps:
         out.append(DslProblem(CONFIG + ".distributed_launch", "srun needs Slurm; the scheduler is %s" % scheduler,
-                              launch, "use auto or torchrun"))
+                              launch, "use auto, torchrun or accelerate"))
     if nodes > 1 and not steps:
         out.append(DslProblem(OPTIONS + ".node_count", "distributed training across %d nodes is launched with "
                               "Slurm's srun only; %s starts no process on the other nodes" % (nodes, scheduler),
                               nodes, "use job_scheduler_type: slurm, or one node (torchrun --standalone)"))
-    per_task = 1 if launch == "torchrun" or not steps else ppn
+    per_task = 1 if launch in PER_NODE or not steps else ppn
     if "process_count_per_node" in options and _int(options["process_count_per_node"]) != per_task:
         out.append(DslProblem(OPTIONS + ".process_count_per_node", "disagrees with distributed training, which "
                               "starts %d task(s) per node" % per_task, options["process_count_per_node"],
@@ -163,7 +168,7 @@ def plan(req, settings):
     elif launch == "torchrun" and not steps:
         launch = "standalone"
     dist = DistributedPlan(launch=launch, backend=backend_of(wanted.backend, settings.gpu_vendor), nodes=nodes,
-                           processes_per_node=ppn)
+                           processes_per_node=ppn, via_srun=steps)
     threads = settings.threads
     env = tuple((k, v) for k, v in settings.env if k != BACKEND_VAR) + ((BACKEND_VAR, dist.backend),)
     # threads the DSL leaves open: the CPUs of each rank at run time, ppn ranks on a node (one task each with srun)
@@ -178,17 +183,18 @@ def plan(req, settings):
                                    cpus_per_task=req.options.cpus_per_task or threads, **common)
     per_rank = req.options.cpus_per_task or threads
     return dataclasses.replace(settings, tasks_per_node=1, ranks=nodes, cpus_per_task=ppn * per_rank,
-                               launcher="srun" if launch == "torchrun" else "none", **common)
+                               launcher="srun" if launch in PER_NODE and steps else "none", **common)
 
 
 def _describe(launch):
     return {"srun": "one srun task per rank", "torchrun": "one torchrun per node (srun)",
-            "standalone": "torchrun --standalone on one node"}[launch]
+            "standalone": "torchrun --standalone on one node",
+            "accelerate": "one accelerate launch per node"}[launch]
 
 
 def setup_lines(dist):
     """Lines of the batch script before the launch: the rendezvous address and port (Slurm only)."""
-    if dist.launch == "standalone":
+    if dist.launch == "standalone" or not dist.via_srun:
         return []
     return ["# distributed training: rendezvous on the first node of the allocation",
             MASTER_ADDR_LINE, "export MASTER_ADDR", MASTER_PORT_LINE]
@@ -216,6 +222,25 @@ def torchrun_words(argv, dist):
     return runner + opts + ["--no-python"] + list(argv)
 
 
+def accelerate_words(argv, dist):
+    """``accelerate launch`` before the program: ``python3 -m accelerate.commands.launch`` when a Python runs the
+    program (the same interpreter; its script or ``-m`` module follows), else ``accelerate launch --no_python``."""
+    argv = list(argv)
+    if argv and _PYTHON.match(str(argv[0])):
+        runner, program = [argv[0], "-m", "accelerate.commands.launch"], argv[1:]
+        if program[:1] == ["-m"]:
+            program = ["--module"] + program[1:]
+    else:
+        runner, program = ["accelerate", "launch"], ["--no_python"] + argv
+    opts = ["--multi_gpu", "--num_processes=%d" % dist.world_size, "--num_machines=%d" % dist.nodes,
+            "--rdzv_backend=c10d"]
+    if dist.via_srun:
+        opts += [Raw('--main_process_ip="$MASTER_ADDR"'), Raw('--main_process_port="$MASTER_PORT"')]
+    else:   # one node: c10d on a free local port, as torchrun --standalone
+        opts += ["--main_process_ip=localhost", "--main_process_port=0"]
+    return runner + opts + program
+
+
 def run_words(settings, argv, wrap):
     """The launch line: ``wrap(argv, host_env)`` puts the program into the container, passing ``host_env``
     (variable names set on the host) through."""
@@ -223,5 +248,8 @@ def run_words(settings, argv, wrap):
     if dist.launch == "srun":
         return (srun_words(settings) + ["bash", "-c", RANK_WRAPPER, "modak-rank"]
                 + wrap(argv, host_env=HOST_VARS + RANK_VARS))
+    if dist.launch == "accelerate":
+        inner = wrap(accelerate_words(argv, dist), host_env=HOST_VARS if dist.via_srun else ())
+        return (srun_words(settings) + inner) if dist.via_srun else inner
     inner = wrap(torchrun_words(argv, dist), host_env=HOST_VARS if dist.launch == "torchrun" else ())
     return (srun_words(settings) + inner) if dist.launch == "torchrun" else inner

@@ -95,7 +95,7 @@ class Distributed:
     """Data-parallel training as the DSL asks for it (app_type-ai_training.config)."""
     processes_per_node: Optional[int] = None  # None: request_gpus on GPU targets, else 1
     backend: str = "auto"                     # auto | gloo | nccl
-    launch: str = "auto"                      # auto | srun | torchrun
+    launch: str = "auto"                      # auto | srun | torchrun | accelerate
 
 
 @dataclass(frozen=True)
@@ -230,9 +230,11 @@ class Choice:
 class DistributedPlan:
     """How the ranks of a data-parallel training start (settings.plan -> distributed.plan)."""
     launch: str              # srun (one task per rank) | torchrun (one per node) | standalone (torchrun, one node)
+    #                          | accelerate (accelerate launch: one per node under Slurm's srun, else one node)
     backend: str             # gloo | nccl
     nodes: int
     processes_per_node: int
+    via_srun: bool = True    # the per-node launcher runs in Slurm tasks (False: one node, started by the script)
 
     @property
     def world_size(self):

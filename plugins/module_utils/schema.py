@@ -33,12 +33,14 @@ MICROARCHS = ("haswell", "broadwell", "skylake", "skylake_avx512", "cascadelake"
 LAUNCHERS = launchers.NAMES                         # from the launcher registry
 ENGINES = tuple(runtime_registry.RUNTIMES)          # from the container runtime registry
 DIST_BACKENDS = ("auto", "gloo", "nccl")
-DIST_LAUNCHES = ("auto", "srun", "torchrun")
+DIST_LAUNCHES = ("auto", "srun", "torchrun", "accelerate")
 IMAGE_FETCH = ("staged", "job")                      # who fetches a registry image (target.image_fetch)
 STORAGE_CLASSES = ("default-common", "default-high", "default-ssd", "default-ultra_high")
 
 # patterns: one line, no whitespace unless said otherwise
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$"
+# an account may name its partition or cluster after '@' (project@partition, as some centres' guides write it)
+ACCOUNT = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}(@[A-Za-z0-9][A-Za-z0-9_.+-]{0,63})?$"
 JOB_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 WALLTIME = r"^(\d+-)?\d+(:\d{1,2}){0,2}$|^P(\d+D)?(T(\d+H)?(\d+M)?(\d+S)?)?$"
 MEMORY = r"^\d+(\.\d+)?\s?([KkMmGgTt]i?[Bb]?)?$"
@@ -154,7 +156,7 @@ JOB_OPTIONS = _obj({
                      "description": "Memory per node: MiB as an integer, or '4G', '512M', '1T'."},
     "minimum_memory_per_processor": {"type": ["string", "integer"], "pattern": MEMORY, "minimum": 1,
                                      "description": "Memory per CPU: MiB as an integer, or '2G'."},
-    "account": _s(NAME, "Account (project) to charge."),
+    "account": _s(ACCOUNT, "Account (project) to charge; 'project@partition' as some sites write it."),
     "qos": _s(NAME, "Quality of service."),
     "job_array": _s(ARRAY, "Array indexes: '0-9', '1,3,5', '0-99:2', with an optional '%N' throttle."),
     "job_dependency": {"type": ["string", "array"], "pattern": DEPENDENCY,
@@ -292,7 +294,9 @@ AI_SECTION_PROPS = {
                                                     "AMD), auto picks nccl on GPU targets and gloo elsewhere; the "
                                                     "program reads it from MODAK_DIST_BACKEND.", default="auto"),
         "distributed_launch": _enum(DIST_LAUNCHES, "How the ranks start: srun (Slurm: one task per rank, rendezvous "
-                                                   "variables from Slurm's), torchrun (one torchrun per node), auto "
+                                                   "variables from Slurm's), torchrun (one torchrun per node), "
+                                                   "accelerate (one 'accelerate launch' per node, Hugging Face "
+                                                   "Accelerate; the image or environment must have it), auto "
                                                    "(srun under Slurm, torchrun --standalone on one node elsewhere).",
                                     default="auto"),
         "layers": _int("Layers.", maximum=100000),

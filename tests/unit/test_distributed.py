@@ -333,3 +333,56 @@ def test_distributed_fields_in_inference_are_refused_by_path():
     base = "job.optimisation.app_type-ai_inference.config."
     assert "applies only to training" in found[base + "distributed_training"]
     assert "applies only to training" in found[base + "processes_per_node"]
+
+
+# -- accelerate launch: one per node (Hugging Face Accelerate's Slurm example), exact argv --------------------------
+
+ACCELERATE = ["--multi_gpu", "--num_processes=4", "--num_machines=2", "--rdzv_backend=c10d",
+              "--main_process_ip=$MASTER_ADDR", "--main_process_port=$MASTER_PORT"]
+
+
+def test_accelerate_per_node_on_slurm_in_an_image(catalog):
+    result = result_of(ddp_doc(distributed_launch="accelerate"), catalog)
+    assert directives(result)[1:4] == ["--nodes=2", "--ntasks-per-node=1", "--cpus-per-task=2"]
+    assert run_line(result) == [
+        "srun", "--nodes=2", "--ntasks=2", "--ntasks-per-node=1", "--cpus-per-task=2",
+        "ch-run", "--env-no-expand", "--set-env", "--set-env=$MODAK_ENV_FILE", "--private-tmp",
+        "-b", "$PWD", "-c", "$PWD", "$IMAGE", "--",
+        "python3", "-m", "accelerate.commands.launch"] + ACCELERATE + ["mnist_cnn.py", "--ddp", "--steps", "5"]
+    assert "MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"" in result.script.body
+
+
+def test_accelerate_gpu_nodes_with_podman_pass_the_rendezvous_by_name(catalog):
+    result = result_of(ddp_doc(nodes=2, ppn=None, acc="nvidia", gpus=4, engine="podman",
+                               distributed_launch="accelerate"), catalog)
+    words = run_line(result)
+    assert ["--env", "MASTER_ADDR", "--env", "MASTER_PORT"] == words[words.index("MASTER_ADDR") - 1:
+                                                                     words.index("MASTER_PORT") + 1]
+    assert "--num_processes=8" in words and "--num_machines=2" in words and "RANK" not in words
+
+
+@pytest.mark.parametrize("executable,tail", [
+    ("./train", ["accelerate", "launch"] + ACCELERATE + ["--no_python", "./train", "--ddp", "--steps", "5"]),
+    ("python3 -m trainer.main", ["python3", "-m", "accelerate.commands.launch"] + ACCELERATE
+     + ["--module", "trainer.main", "--ddp", "--steps", "5"])])
+def test_accelerate_runs_any_program_and_python_modules(executable, tail):
+    doc = with_(ddp_doc(distributed_launch="accelerate"), "job.application.executable", executable)
+    words = run_line(result_of(*bare(doc)))
+    assert words[5:] == tail
+
+
+def test_accelerate_on_one_node_without_slurm_uses_a_free_local_port():
+    result = result_of(*bare(ddp_doc(nodes=1, ppn=2, scheduler="local", distributed_launch="accelerate")))
+    line = [line for line in result.script.body if "accelerate.commands.launch" in line][0]
+    words = shlex.split(line)
+    assert words[words.index("python3"):] == [
+        "python3", "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes=2", "--num_machines=1",
+        "--rdzv_backend=c10d", "--main_process_ip=localhost", "--main_process_port=0", "mnist_cnn.py", "--ddp",
+        "--steps", "5"]
+    assert "srun" not in words
+    assert not any("MASTER_ADDR" in line for line in result.script.body)
+
+
+def test_accelerate_across_nodes_without_slurm_is_refused_by_path():
+    found = problems(ddp_doc(nodes=2, scheduler="pbspro", distributed_launch="accelerate"))
+    assert "job.job_options.node_count" in found

@@ -116,3 +116,20 @@ def test_a_backend_loads_on_first_use():
                            ROOT + "/collections"], capture_output=True, text=True, check=True)
     loaded = eval(done.stdout)  # pylint: disable=eval-used
     assert "gridengine" in loaded and not {"slurm", "local", "pbspro", "torque"} & set(loaded)
+
+
+def test_wait_all_nodes_passes_with_its_two_values_only():
+    """`#SBATCH --wait-all-nodes=1`, as multi-node training scripts write it: it names no file."""
+    assert _problems(_doc("slurm", ["--wait-all-nodes=1"])) == []
+    assert _problems(_doc("slurm", ["--wait-all-nodes=0"])) == []
+    assert [p.path for p in _problems(_doc("slurm", ["--wait-all-nodes=2"]))] == [
+        "job.job_options.extra_directives[0]"]
+
+
+def test_an_account_may_name_its_partition():
+    doc = _doc("slurm", [])
+    doc["job"]["job_options"]["account"] = "project@gpu-partition"
+    assert _problems(doc) == []
+    for bad in ("project@", "@gpu", "a@b@c", "pro ject"):
+        doc["job"]["job_options"]["account"] = bad
+        assert [p.path for p in _problems(doc)] == ["job.job_options.account"], bad

@@ -53,6 +53,7 @@ ALLOWED_OPTIONS = dict.fromkeys((
     # short forms: -B extra-node-info, -G gpus, -H hold, -L licenses, -M clusters, -O overcommit, -S core-spec,
     # -k no-kill, -m distribution, -s oversubscribe, -x exclude
     "-B", "-G", "-H", "-L", "-M", "-O", "-S", "-k", "-m", "-s", "-x"))
+ALLOWED_OPTIONS["--wait-all-nodes"] = ("0", "1")   # names no file: start only once every node is up (sbatch(1))
 TYPED_OPTIONS = {
     "--output": "standard_output_file", "-o": "standard_output_file", "--error": "standard_error_file",
     "-e": "standard_error_file", "--job-name": "job_name", "-J": "job_name", "--partition": "partition",

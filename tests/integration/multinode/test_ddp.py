@@ -40,7 +40,7 @@ REGISTRY_DATA = "/var/cache/modak/demo-registry"
 WHEELS = os.environ.get("MODAK_WHEELS", "/opt/wheels")
 TORCH_VENV = "/var/tmp/modak-ddp-venv"
 RANK_LINE = re.compile(r"^ddp rank=(\d+) world_size=(\d+) local_rank=(\d+) node=(\S+) backend=(\S+) "
-                       r"final_loss=(\S+)$", re.M)
+                       r"threads=(\d+) final_loss=(\S+)$", re.M)
 SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
 
 
@@ -151,7 +151,10 @@ def write_job(directory, catalog=None, overrides=None):
         keys = path.split(".")
         for key in keys[:-1]:
             node = node.setdefault(key, {})
-        node[keys[-1]] = value
+        if value is None:
+            node.pop(keys[-1], None)      # None: the field is left out
+        else:
+            node[keys[-1]] = value
     dsl = os.path.join(directory, "ddp.yaml")
     with open(dsl, "w") as handle:
         yaml.safe_dump(doc, handle)
@@ -185,17 +188,18 @@ def submit_and_wait(cluster, script, env=None, timeout=900):
         return state, handle.read()
 
 
-def assert_two_nodes_agree(state, output, nodes=2, per_node=2):
+def assert_two_nodes_agree(state, output, nodes=2, per_node=2, threads=1):
     assert state == "COMPLETED", output[-4000:]
     ranks = RANK_LINE.findall(output)
     print("\n".join(line for line in output.splitlines() if line.startswith("ddp rank=")))   # shown by pytest -rP
     assert sorted(int(r[0]) for r in ranks) == list(range(nodes * per_node)), output[-4000:]
     assert {r[1] for r in ranks} == {str(nodes * per_node)}
     assert {r[4] for r in ranks} == {"gloo"}
-    losses = {r[5] for r in ranks}
+    assert {r[5] for r in ranks} == {str(threads)}, ranks
+    losses = {r[6] for r in ranks}
     assert len(losses) == 1 and float(losses.pop()) > 0, ranks
     on = {}
-    for rank, _world, local, node, _backend, _loss in ranks:
+    for rank, _world, local, node, _backend, _threads, _loss in ranks:
         on.setdefault(node, set()).add(int(local))
     assert len(on) == nodes, on
     assert all(local == set(range(per_node)) for local in on.values()), on
@@ -228,23 +232,55 @@ def test_ddp_job_in_modaks_image_runs_on_two_nodes_with_one_loss(cluster, ddp_im
     assert len(record) == 1 and '"torch": "2.13.0+cpu"' in record[0]   # rank 0 alone writes it, from the image
 
 
-def torch_python():
-    """A Python with torch 2.13.0 on the host (bare runs)."""
+def torch_python(accelerate=False):
+    """A Python with torch 2.13.0 on the host (bare runs); with ``accelerate``, Hugging Face Accelerate too (both
+    pinned in benchmarks/requirements-bench.txt)."""
     python = os.environ.get("MODAK_TORCH_PYTHON") or os.path.join(TORCH_VENV, "bin", "python")
     if not os.path.exists(python):
         _run([sys.executable, "-m", "venv", TORCH_VENV])
         _run([python, "-m", "pip", "install", "--quiet", "torch==2.13.0"])
+    if accelerate and subprocess.run([python, "-c", "import accelerate"], capture_output=True,
+                                     check=False).returncode:
+        _run([python, "-m", "pip", "install", "--quiet", "-r",
+              os.path.join(ROOT, "benchmarks", "requirements-bench.txt")])
     return python
 
 
 def test_bare_ddp_job_runs_on_two_nodes_with_one_loss(cluster):
+    """No container (container_runtime ""), although modak's recipe image would fit the request; no threads in the
+    DSL: each rank trains with the 2 CPUs its task has (core_count_per_process), as the rank itself reports."""
     directory = os.path.join(cluster.workdir, "ddp-bare")
     os.makedirs(directory)
-    # no optimised build asked for, and the collection's catalog has no PyTorch 2.13 image: the program runs bare
     script = write_job(directory, None, {"job.application.executable": "%s mnist_cnn.py" % torch_python(),
                                          "job.job_options.partition": cluster.partition,
-                                         "job.optimisation.enable_opt_build": False})
+                                         "job.job_options.core_count_per_process": 2,
+                                         "job.application.container_runtime": "",
+                                         "job.application.threads": None})
     text = open(script).read()
-    assert "image: none (bare run)" in text
+    assert "image: none (bare run)" in text and "ch-run" not in text
+    assert "#SBATCH --cpus-per-task=2\n" in text and "export OMP_NUM_THREADS\n" in text
+    state, output = submit_and_wait(cluster, script)
+    assert_two_nodes_agree(state, output, threads=2)
+
+
+@pytest.mark.parametrize("launch,words", [
+    ("torchrun", "-m torch.distributed.run --nnodes=\"$SLURM_NNODES\" --nproc-per-node=2 "),
+    ("accelerate", "-m accelerate.commands.launch --multi_gpu --num_processes=4 --num_machines=2 "
+                   "--rdzv_backend=c10d ")])
+def test_bare_per_node_launchers_run_on_two_nodes_with_one_loss(cluster, launch, words):
+    """One launcher per node (torchrun; Hugging Face Accelerate's accelerate launch), no container, in a venv: each
+    node's launcher starts its 2 ranks, which meet by c10d rendezvous on the first node; each rank's threads are
+    its share of the node's CPUs (2 CPUs, 2 ranks: 1)."""
+    directory = os.path.join(cluster.workdir, "ddp-bare-" + launch)
+    os.makedirs(directory)
+    python = torch_python(accelerate=launch == "accelerate")
+    script = write_job(directory, None, {"job.application.executable": "%s mnist_cnn.py" % python,
+                                         "job.job_options.partition": cluster.partition,
+                                         "job.application.container_runtime": "",
+                                         "job.application.threads": None,
+                                         "job.optimisation.app_type-ai_training.config.distributed_launch": launch})
+    text = open(script).read()
+    assert "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=2\n" in text
+    assert "\nsrun --nodes=2 --ntasks=2 --ntasks-per-node=1 --cpus-per-task=2 %s %s" % (python, words) in text
     state, output = submit_and_wait(cluster, script)
     assert_two_nodes_agree(state, output)

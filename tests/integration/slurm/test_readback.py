@@ -211,3 +211,15 @@ def test_array_tasks_without_output_file_write_separate_files(slurm, tmp_path):
     record, _doc = submit_and_read(small({"job_array": "0-3"}), "slurm", tmp_path)
     name = os.path.basename(record["StdOut"])        # the array's tasks need a file each: %a (or %A_%a)
     assert "%a" in name or re.search(r"_(\d+)\b", name), name
+
+
+def test_account_naming_its_partition_and_wait_all_nodes_read_back(held_jobs, tmp_path):
+    """Forms multi-node training scripts write: `--account=project@partition` and `--wait-all-nodes=1`; sbatch takes
+    them and Slurm keeps the account as written."""
+    doc = {"job": {"application": {"executable": "./train"},
+                   "job_options": {"job_name": "acct", "node_count": 2, "account": "project@gpu",
+                                   "extra_directives": ["--wait-all-nodes=1"]},
+                   "target": {"job_scheduler_type": "slurm"}}}
+    record, doc = submit_and_read(doc, "slurm", tmp_path)
+    assert record["Account"] == "project@gpu"
+    assert_read_back(doc, record)
