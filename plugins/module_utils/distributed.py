@@ -40,6 +40,8 @@ BACKEND_VAR = "MODAK_DIST_BACKEND"
 # the rendezvous: the batch script sets these; each task gets RANK, LOCAL_RANK and WORLD_SIZE from its wrapper
 HOST_VARS = ("MASTER_ADDR", "MASTER_PORT")
 RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
+# what the launchers set for each rank or node (torchrun's too): never from application.environment
+RENDEZVOUS_NAMES = HOST_VARS + RANK_VARS + ("LOCAL_WORLD_SIZE", "GROUP_RANK", "NODE_RANK")
 # fixed text: the task's own Slurm variables, then the rest of the line ("$@": the container and the program)
 RANK_WRAPPER = 'export RANK="$SLURM_PROCID" LOCAL_RANK="$SLURM_LOCALID" WORLD_SIZE="$SLURM_NTASKS"; exec "$@"'
 # a port per job (two jobs sharing a first node do not collide), in the range torchrun uses by default
@@ -140,6 +142,11 @@ def _training_problems(job, opt):
         out.append(DslProblem("job.application.mpi_ranks", "disagrees with distributed training: %d node(s) x %d "
                               "process(es) make %d ranks" % (nodes, ppn, nodes * ppn), app["mpi_ranks"],
                               "remove it, or make it node_count x processes_per_node"))
+    environment = app.get("environment") if isinstance(app.get("environment"), dict) else {}
+    for name in sorted(set(environment) & set(RENDEZVOUS_NAMES)):
+        out.append(DslProblem("job.application.environment.%s" % name, "is set by the launch for each rank of a "
+                              "distributed training; a fixed value would give every rank the same one",
+                              environment[name], "remove it: the launch sets it (MASTER_PORT follows the job id)"))
     if app.get("launcher", "auto") != "auto":
         out.append(DslProblem("job.application.launcher", "distributed training starts its ranks itself",
                               app["launcher"], "remove it and choose distributed_launch (srun or torchrun)"))

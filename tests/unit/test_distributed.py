@@ -386,3 +386,17 @@ def test_accelerate_on_one_node_without_slurm_uses_a_free_local_port():
 def test_accelerate_across_nodes_without_slurm_is_refused_by_path():
     found = problems(ddp_doc(nodes=2, scheduler="pbspro", distributed_launch="accelerate"))
     assert "job.job_options.node_count" in found
+
+
+@pytest.mark.parametrize("name", ["RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "NODE_RANK"])
+def test_rendezvous_names_in_the_environment_are_refused_by_path(name):
+    doc = with_(ddp_doc(), "job.application.environment", {name: "0", "NCCL_DEBUG": "INFO"})
+    found = problems(doc)
+    assert list(found) == ["job.application.environment.%s" % name]
+    assert "each rank" in found["job.application.environment.%s" % name]
+
+
+def test_fabric_settings_in_the_environment_stay(catalog):
+    doc = with_(ddp_doc(), "job.application.environment", {"NCCL_DEBUG": "INFO", "NCCL_SOCKET_IFNAME": "ib0"})
+    body = result_of(doc, catalog).script.body
+    assert "export NCCL_DEBUG=INFO" in body and "export NCCL_SOCKET_IFNAME=ib0" in body
