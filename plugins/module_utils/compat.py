@@ -49,7 +49,7 @@ def _container_runtime(app, notes, warnings):
     if runtime == "":
         notes.append("container_runtime '' means no container: the application runs in the job's own environment "
                      "(target.setup, modules, a venv or conda env it activates)")
-    elif isinstance(runtime, str) and "://" not in runtime and not runtime.endswith(".sif"):
+    elif isinstance(runtime, str) and "://" not in runtime and not runtime.endswith((".sif", ".sqsh")):
         app["container_runtime"] = "docker://" + runtime
         warnings.append("container_runtime '%s' names no transport: read as 'docker://%s' (the image is pulled "
                         "from that registry into the image directory when missing; write the full reference, or a "

@@ -301,6 +301,7 @@ def _semantic_problems(doc):
     out.extend(dsl_rules.environment_problems(app.get("environment")))
     out.extend(dsl_rules.directive_problems(opts.get("extra_directives"), dsl_rules.scheduler_of(doc)))
     out.extend(dsl_rules.defer_problems(opts.get("defer_job")))
+    out.extend(dsl_rules.engine_problems(doc))
     if isinstance(opt, dict):
         out.extend(_optimisation_problems(opt))
         out.extend(distributed.problems(doc))

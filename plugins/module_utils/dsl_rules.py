@@ -13,6 +13,7 @@ import math
 import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslProblem, path_str
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtime_registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import extra, registry
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
@@ -52,6 +53,28 @@ def scheduler_of(doc):
     target = doc.get("job", {}).get("target") if isinstance(doc.get("job"), dict) else None
     name = target.get("job_scheduler_type") if isinstance(target, dict) else None
     return registry.ALIASES.get(name, name) if name is not None else registry.FALLBACK
+
+
+def engine_problems(doc):
+    """A container engine the scheduler cannot start (pyxis enters through srun's options: Slurm only), and a local
+    image file of another engine's kind (a squashfs file for enroot, a SIF file for Apptainer)."""
+    job = doc.get("job") if isinstance(doc.get("job"), dict) else {}
+    target = job.get("target") if isinstance(job.get("target"), dict) else {}
+    app = job.get("application") if isinstance(job.get("application"), dict) else {}
+    engine = target.get("container_engine", "apptainer")
+    scheduler = scheduler_of(doc)
+    out = []
+    if engine in runtime_registry.SRUN_PLUGINS and not registry.capable(scheduler, registry.SRUN_STEPS):
+        out.append(DslProblem("job.target.container_engine", "enters the container through srun's options, and the "
+                              "scheduler is %s" % scheduler, engine, "use job_scheduler_type: slurm, or apptainer"))
+    image = app.get("container_runtime")
+    if isinstance(image, str) and "://" not in image and image:
+        squashfs = image.endswith(".sqsh")
+        if squashfs != (engine in runtime_registry.SRUN_PLUGINS):
+            out.append(DslProblem("job.application.container_runtime", "is a %s file and the container engine is %s"
+                                  % ("squashfs (enroot)" if squashfs else "SIF", engine), image,
+                                  "use container_engine: pyxis for a .sqsh file, apptainer for a .sif file"))
+    return out
 
 
 def directive_problems(directives, scheduler, base="job.job_options.extra_directives"):

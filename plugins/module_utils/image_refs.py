@@ -19,7 +19,8 @@ _REF_TAIL = r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,255}"
 # what the DSL's container_runtime and a catalog's uri may say (JSON Schema, ECMA 262): a transport and its
 # reference, a .sif path, the original MODAK's bare 'repo/name:tag' or 'name' (read as docker://), or ''
 # a .sif path never starts with '-' (apptainer exec would read it as an option)
-REFERENCE = (r"^((%s)://%s|[A-Za-z0-9_./+][A-Za-z0-9_./+-]{0,254}\.sif|%s|)$" % ("|".join(TRANSPORTS), _REF_TAIL, _REF_TAIL))
+REFERENCE = (r"^((%s)://%s|[A-Za-z0-9_./+][A-Za-z0-9_./+-]{0,254}\.(sif|sqsh)|%s|)$"
+             % ("|".join(TRANSPORTS), _REF_TAIL, _REF_TAIL))
 # an image name as build tools take it (a recipe's base image)
 NAME = re.compile(r"^%s\Z" % _NAME)
 # what a build makes: an image name, or an absolute path (a SIF file)

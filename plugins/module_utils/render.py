@@ -58,6 +58,14 @@ def mpi_rank(settings):
     return settings.pmi or ""
 
 
+def srun_in_container(run, options):
+    """The run line with a container's srun options after its srun (one task of its own when it has none)."""
+    if "srun" in run:
+        at = run.index("srun") + 1
+        return run[:at] + list(options) + run[at:]
+    return ["srun", "--nodes=1", "--ntasks=1"] + list(options) + list(run)
+
+
 def launcher_words(settings, backend=None):
     return launchers.words(settings, backend)
 
@@ -179,6 +187,8 @@ def render(req, choice, settings):
     else:
         body.extend(launchers.lines(settings, backend))
         run = backend.run_prefix(options) + launcher_words(settings, backend) + wrap(program, mpi=mpi_rank(settings))
+    if choice.uri and hasattr(runtime, "srun_options"):    # the container enters through srun's options (pyxis)
+        run = srun_in_container(run, runtime.srun_options(IMAGE, binds, app.working_directory))
     if app.post_execution:
         body.append("MODAK_RC=0")
         body.extend(run_notes(run))

@@ -215,8 +215,9 @@ APPLICATION = _obj({
                   "description": "Arguments: a string split like a shell would (backslash-newline continues the "
                                  "line; only $NAME/${NAME} outside single quotes is expanded), or a list of exact "
                                  "words (never expanded)."},
-    "container_runtime": _s(IMAGE_REF, "Your own image: docker://, library://, oras:// reference or a .sif path; "
-                                       "a bare 'repo/name:tag' or 'name' is read as docker://..., '' as none."),
+    "container_runtime": _s(IMAGE_REF, "Your own image: docker://, library://, oras:// reference, a .sif path or "
+                                       "a .sqsh path (container_engine: pyxis); "
+                                       "a bare 'repo/name:tag' or 'name' is read as docker://..., '' as no container."),
     "mpi_ranks": _int("MPI ranks (processes) in total."),
     "threads": _int("Threads per process (OMP_NUM_THREADS).", maximum=4096),
     "minimal_efficiency": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
@@ -243,7 +244,8 @@ APPLICATION = _obj({
 TARGET = _obj({
     "job_scheduler_type": _enum(SCHEDULERS, "Scheduler: %s." % scheduler_registry.DESCRIPTION),
     "name": _s(NAME, "Infrastructure name."),
-    "container_engine": _enum(ENGINES, "Container runtime on the target.", default="apptainer"),
+    "container_engine": _enum(ENGINES, "Container runtime on the target (pyxis: Slurm's srun --container-image, "
+                                       "enroot's squashfs images).", default="apptainer"),
     "image_dir": _s(ABS_PATH, "Directory of pulled images on the target: .sif files, Charliecloud "
                               "directories (default $MODAK_IMAGE_DIR, $SINGULARITY_DIR or ~/.modak/images)."),
     "image_fetch": _enum(IMAGE_FETCH, "Who fetches a registry image: 'staged' (default) the deployment stages it into "

@@ -24,9 +24,9 @@ def argv(engine, gpu="none", cmd=("python3", "train.py"), **kw):
     return registry.get(engine).exec_argv(IMAGE, list(cmd), gpu, BINDS, env=ENV, **kw)
 
 
-def test_registry_knows_four_engines():
-    assert sorted(registry.RUNTIMES) == ["apptainer", "charliecloud", "podman", "singularity"]
-    with pytest.raises(KeyError, match="known: apptainer, charliecloud, podman, singularity"):
+def test_registry_knows_five_engines():
+    assert sorted(registry.RUNTIMES) == ["apptainer", "charliecloud", "podman", "pyxis", "singularity"]
+    with pytest.raises(KeyError, match="known: apptainer, charliecloud, podman, pyxis, singularity"):
         registry.get("docker")
 
 

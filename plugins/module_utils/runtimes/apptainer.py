@@ -14,6 +14,7 @@ class Apptainer(object):
     name = "apptainer"
     binary = "apptainer"
     image_dir_vars = ("MODAK_IMAGE_DIR", "SINGULARITY_DIR")
+    image_suffix = ".sif"     # the image file a registry image is pulled into
 
     def gpu_flags(self, vendor):
         return {"nvidia": ["--nv"], "amd": ["--rocm"]}.get(vendor, [])
@@ -49,9 +50,8 @@ class Apptainer(object):
             expr = "${%s:-%s}" % (var, expr)
         return Raw('"%s"' % expr)
 
-    @staticmethod
-    def is_local(uri):
-        return "://" not in uri and uri.endswith(".sif")
+    def is_local(self, uri):
+        return "://" not in uri and uri.endswith(self.image_suffix)
 
     def check_lines(self, uri, image_dir=None, gpu_vendor="none", absent=None):
         """Lines that make $IMAGE point at the staged SIF file and stop the job when it is not there (or run the
@@ -60,7 +60,7 @@ class Apptainer(object):
             return self.fetch_lines(uri, image_dir, gpu_vendor)
         return [
             "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
-            'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri, ".sif"),
+            'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri, self.image_suffix),
         ] + names.trust_lines() + staging.missing_lines('[ -s "$IMAGE" ]', absent)
 
     def stage_lines(self, uri, image_dir=None, gpu_vendor="none"):
@@ -79,7 +79,7 @@ class Apptainer(object):
         return [
             "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
             'mkdir -p "$MODAK_IMAGE_DIR"',
-            'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri, ".sif"),
+            'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri, self.image_suffix),
         ] + names.trust_lines() + [
             'if [ ! -s "$IMAGE" ]; then',
             '  %s && mv -f "$IMAGE.part.$$" "$IMAGE"' % pull,

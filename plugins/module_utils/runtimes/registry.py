@@ -32,7 +32,15 @@ def _podman():
     return Podman()
 
 
-_LOADERS = {"apptainer": _apptainer, "singularity": _singularity, "charliecloud": _charliecloud, "podman": _podman}
+def _pyxis():
+    from ansible_collections.sodalite.modak.plugins.module_utils.runtimes.pyxis import Pyxis
+    return Pyxis()
+
+
+_LOADERS = {"apptainer": _apptainer, "singularity": _singularity, "charliecloud": _charliecloud, "podman": _podman,
+            "pyxis": _pyxis}
+# runtimes that enter the container through srun's own options (Slurm's SPANK plugins): Slurm only
+SRUN_PLUGINS = ("pyxis",)
 RUNTIMES = tuple(_LOADERS)          # the names, in the order the DSL's schema lists them
 _LOADED = {}
 
