@@ -213,7 +213,7 @@ def srun_words(settings):
              "--ntasks-per-node=%d" % settings.tasks_per_node]
     if settings.cpus_per_task > 1:
         words.append("--cpus-per-task=%d" % settings.cpus_per_task)
-    return words
+    return words + list(settings.launch_options)
 
 
 def torchrun_words(argv, dist):

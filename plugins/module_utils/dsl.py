@@ -302,6 +302,7 @@ def _semantic_problems(doc):
     out.extend(dsl_rules.directive_problems(opts.get("extra_directives"), dsl_rules.scheduler_of(doc)))
     out.extend(dsl_rules.defer_problems(opts.get("defer_job")))
     out.extend(dsl_rules.engine_problems(doc))
+    out.extend(dsl_rules.launch_problems(app, dsl_rules.scheduler_of(doc)))
     if isinstance(opt, dict):
         out.extend(_optimisation_problems(opt))
         out.extend(distributed.problems(doc))
@@ -532,6 +533,9 @@ def build_request(doc):
         environment=environment,
         working_directory=raw_app.get("working_directory"),
         bind_paths=tuple(binds),
+        launch_options=tuple(raw_app.get("launch_options") or ())
+        + tuple("--%s=%s" % (key.replace("_", "-"), raw_app[key]) for key in ("cpu_bind", "gpu_bind")
+                if raw_app.get(key)),
         modules=tuple(raw_app.get("modules") or ()),
         launcher=raw_app.get("launcher", "auto"),
         mpi_library=raw_app.get("mpi_library"),

@@ -77,6 +77,26 @@ def engine_problems(doc):
     return out
 
 
+def launch_problems(app, scheduler, base="job.application"):
+    """srun options of the launch: Slurm's srun only, through its allow-list (schedulers/extra.py)."""
+    out = []
+    given = [key for key in ("launch_options", "cpu_bind", "gpu_bind") if app.get(key)]
+    if given and not registry.capable(scheduler, registry.SRUN_STEPS):
+        return [DslProblem("%s.%s" % (base, key), "sets srun's options, and the scheduler is %s" % scheduler, app[key],
+                           "remove it, or use job_scheduler_type: slurm") for key in given]
+    options = app.get("launch_options")
+    for index, option in enumerate(options if isinstance(options, list) else ()):
+        if not isinstance(option, str):
+            continue
+        found = extra.problem(scheduler, option, launch=True)
+        if found:
+            out.append(DslProblem("%s.launch_options[%d]" % (base, index), found[0], option, found[1]))
+        elif extra.split(option)[1] in ("cpu-bind", "gpu-bind") and app.get(extra.split(option)[1].replace("-", "_")):
+            out.append(DslProblem("%s.launch_options[%d]" % (base, index), "binds as the field %s does"
+                                  % extra.split(option)[1].replace("-", "_"), option, "keep one of them"))
+    return out
+
+
 def directive_problems(directives, scheduler, base="job.job_options.extra_directives"):
     """Raw directives: only the documented options of the scheduler (schedulers/extra.py), no forged key."""
     out = []

@@ -40,7 +40,7 @@ class Srun(Launcher):
         words.append("--ntasks=%d" % settings.ranks)
         if settings.cpus_per_task > 1:
             words.append("--cpus-per-task=%d" % settings.cpus_per_task)
-        return words
+        return words + list(settings.launch_options)
 
 
 class HostListLauncher(Launcher):

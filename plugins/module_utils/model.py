@@ -68,6 +68,7 @@ class Application:
     environment: Tuple[Tuple[str, str], ...] = ()
     working_directory: Optional[str] = None
     bind_paths: Tuple[str, ...] = ()
+    launch_options: Tuple[str, ...] = ()   # srun options of the launch (allow-listed), cpu and GPU binding included
     modules: Tuple[str, ...] = ()
     launcher: str = "auto"
     mpi_library: Optional[str] = None  # the MPI library of a bare run (the image's otherwise)
@@ -259,6 +260,7 @@ class Settings:
     tasks: Optional[int] = None  # the job's total tasks (core_count, raised to the ranks the launcher starts)
     mpi_library: Optional[str] = None  # the MPI library the program uses (image, optimisation or application)
     pmi: Optional[str] = None  # srun's --mpi= plugin; None: no --mpi=, the site's MpiDefault decides
+    launch_options: Tuple[str, ...] = ()  # srun options of the launch (application.launch_options, cpu/gpu_bind)
     warnings: Tuple[str, ...] = ()  # choices the request leaves to the site that may not be what was meant
     distributed: Optional[DistributedPlan] = None  # data-parallel training: its launch and ranks
     nodes_fixed: bool = True     # False: no node count was asked for; the scheduler spreads the tasks

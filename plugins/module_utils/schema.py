@@ -228,6 +228,15 @@ APPLICATION = _obj({
                     "additionalProperties": {"type": ["string", "number", "boolean"], "pattern": ONE_LINE, "maxLength": 4096},
                     "description": "Extra environment variables for the run (values are quoted)."},
     "working_directory": _s(ABS_PATH, "Absolute directory to run in (default: the submit directory)."),
+    "launch_options": {"type": "array", "maxItems": 32, "items": _s(DIRECTIVE),
+                       "description": "srun options of the launch (Slurm), through srun's allow-list: "
+                                      "--kill-on-bad-exit=1, --wait=60, --distribution=block:block, --mpi=pmix, "
+                                      "--accel-bind=gn, --hint=nomultithread, ..."},
+    "cpu_bind": _s(r"^(verbose,)?(none|cores|threads|sockets|ldoms|rank|(map_cpu|mask_cpu|map_ldom|mask_ldom):"
+                   r"[0-9A-Fa-fx,*]{1,512})$", "CPU binding of each task (srun --cpu-bind): cores, threads, sockets, "
+                   "none, map_cpu:0,8,..."),
+    "gpu_bind": _s(r"^(verbose,)?(closest|none|single:[0-9]{1,4}|(map_gpu|mask_gpu):[0-9A-Fa-fx,*]{1,512})$",
+                   "GPU binding of each task (srun --gpu-bind): closest, none, single:N, map_gpu:0,1,..."),
     "bind_paths": {"type": "array", "maxItems": 64, "items": _s(BIND),
                    "description": "Container binds: '/src', '/src:/dst' or '/src:/dst:ro'."},
     "modules": {"type": "array", "maxItems": 64, "items": _s(MODULE),

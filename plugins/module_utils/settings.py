@@ -8,6 +8,7 @@ Pure function of the request and the chosen image. The performance model plugs i
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from ansible_collections.sodalite.modak.plugins.module_utils import distributed, frameworks, mpi, scaling
@@ -166,7 +167,11 @@ def plan(req, choice, advice=None):
                    env=tuple(env), cpus_per_task=cpus_per_task, gpus=gpus, gpu_vendor=vendor,
                    engine=req.target.engine, notes=tuple(notes),
                    extra_args=tuple(advice["args"]) if advice else (), tasks=tasks, mpi_library=library, pmi=pmi,
-                   warnings=tuple(mpi_warnings), nodes_fixed=nodes_fixed)
+                   warnings=tuple(mpi_warnings), nodes_fixed=nodes_fixed, launch_options=app.launch_options)
     if opt is not None and opt.distributed is not None:
-        return distributed.plan(req, run)   # data-parallel training: its own ranks and allocation
+        run = distributed.plan(req, run)   # data-parallel training: its own ranks and allocation
+    if run.launch_options and run.launcher != "srun":
+        run = dataclasses.replace(run, warnings=run.warnings + (
+            "application.launch_options are srun's and the launch starts no srun (launcher %s): not used"
+            % run.launcher,))
     return run

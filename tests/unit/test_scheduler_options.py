@@ -133,3 +133,39 @@ def test_an_account_may_name_its_partition():
     for bad in ("project@", "@gpu", "a@b@c", "pro ject"):
         doc["job"]["job_options"]["account"] = bad
         assert [p.path for p in _problems(doc)] == ["job.job_options.account"], bad
+
+
+# -- srun's options of the launch (application.launch_options, cpu_bind, gpu_bind) ---------------------------------
+
+def _launch_doc(scheduler="slurm", **app):
+    return {"job": {"job_options": {"job_name": "l"}, "application": dict({"executable": "./app"}, **app),
+                    "target": {"job_scheduler_type": scheduler}}}
+
+
+@pytest.mark.parametrize("option", ["--kill-on-bad-exit=1", "--kill-on-bad-exit", "-K", "--wait=60",
+                                    "--distribution=block:block", "--mpi=pmix", "--accel-bind=gn",
+                                    "--hint=nomultithread", "--exact", "--gpus-per-task=1"])
+def test_training_scripts_srun_options_pass(option):
+    assert _problems(_launch_doc(launch_options=[option])) == []
+
+
+@pytest.mark.parametrize("option,words", [
+    ("--output=x", "not an accepted"), ("--export=ALL", "not an accepted"), ("--ntasks=4", "core_count"),
+    ("--container-image=x", "container_runtime"), ("--mpi=foo", "accepts only"), ("--exact=1", "no value")])
+def test_other_srun_options_are_refused_by_path(option, words):
+    (problem,) = _problems(_launch_doc(launch_options=["--wait=5", option]))
+    assert problem.path == "job.application.launch_options[1]" and words in str(problem)
+
+
+def test_binding_fields_become_srun_options():
+    request = dsl.parse(_launch_doc(launch_options=["--wait=5"], cpu_bind="cores", gpu_bind="closest"))
+    assert request.app.launch_options == ("--wait=5", "--cpu-bind=cores", "--gpu-bind=closest")
+    assert [p.path for p in _problems(_launch_doc(cpu_bind="cores; rm -rf /"))] == ["job.application.cpu_bind"]
+    assert [p.path for p in _problems(_launch_doc(gpu_bind="map_gpu:0,1", launch_options=["--gpu-bind=none"]))] == [
+        "job.application.launch_options[0]"]
+
+
+@pytest.mark.parametrize("scheduler", ["pbspro", "gridengine", "local"])
+def test_srun_options_need_slurm(scheduler):
+    found = _problems(_launch_doc(scheduler, launch_options=["--wait=5"], gpu_bind="closest"))
+    assert sorted(p.path for p in found) == ["job.application.gpu_bind", "job.application.launch_options"]

@@ -121,7 +121,9 @@ class Scheduler(object):
     value, or the values allowed, or 2 for two value words; a batch scheduler that declares none refuses every raw
     option) and ``typed_options`` (option -> the job_options field to use instead), ``node_cpus_var`` and
     ``task_cpus_var`` (the variables holding a node's and a task's allocated CPUs at run time; None: the node's
-    ``nproc``; ``node_cpus_total``: the variable counts the whole job's CPUs, so it is shared by every rank).
+    ``nproc``; ``node_cpus_total``: the variable counts the whole job's CPUs, so it is shared by every rank),
+    ``launch_options`` and ``launch_typed_options`` (the options of its task launcher, srun's, that
+    ``application.launch_options`` may carry, as ``allowed_options``).
     Names, aliases and
     capabilities are the registry's descriptor (schedulers/registry.py), so that the DSL reads them without
     loading a backend. Optional method: ``test_only(script, extra_args)``, a check without submitting.
@@ -139,6 +141,8 @@ class Scheduler(object):
     node_cpus_var = None
     task_cpus_var = None
     node_cpus_total = False
+    launch_options = {}          # the launch's own options (srun's), as allowed_options; none: refused
+    launch_typed_options = {}
 
     def __init__(self, runner=None, chdir=None, script=None, job_name=None):
         self.runner = runner

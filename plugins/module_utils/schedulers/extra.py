@@ -35,8 +35,9 @@ def forges_comment(directive):
     return dashes == "--" and name == "comment" and (value or "").lower().startswith(RESERVED_COMMENT)
 
 
-def problem(scheduler, directive):
-    """Why ``directive`` is not accepted for ``scheduler`` (a message and a hint), or None when it is.
+def problem(scheduler, directive, launch=False):
+    """Why ``directive`` is not accepted for ``scheduler`` (a message and a hint), or None when it is; ``launch``:
+    an option of the launch (srun's), checked against the scheduler's ``launch_options``.
 
     A declared option maps to None (one value word, or none), a tuple (the values allowed, before any '='), or 2
     (two value words, as Grid Engine's '-pe <environment> <slots>')."""
@@ -51,12 +52,15 @@ def problem(scheduler, directive):
         return None                     # a run without a scheduler writes no directive (a warning says so)
     backend = registry.scheduler_class(name)
     allowed, typed = backend.allowed_options, backend.typed_options
+    if launch:
+        allowed, typed = backend.launch_options, backend.launch_typed_options
     if not allowed:
         return ("%s declares no raw option: extra_directives are refused" % name, "use the job_options fields")
     dashes, option, value, separator = split(directive)
     key = dashes + option
     if key in typed:
-        return ("sets %s, which job_options.%s sets (and checks)" % (key, typed[key]), "use job_options.%s" % typed[key])
+        field = typed[key] if launch else "job_options.%s" % typed[key]
+        return ("sets %s, which %s sets (and checks)" % (key, field), "use %s" % field)
     if key not in allowed or (dashes == "-" and value is not None and separator != " "):
         return ("is not an accepted %s option (it may name a file, change the user or what runs the job)" % name,
                 "write short options as '-x value'; accepted: %s (see docs/robustness.md)" % ", ".join(sorted(allowed)))
@@ -64,5 +68,6 @@ def problem(scheduler, directive):
     if value is not None and len(value.split(" ")) > (2 if values == 2 else 1):
         return ("%s takes %s" % (key, "two words" if values == 2 else "one value"), "one option per item")
     if isinstance(values, tuple) and (value or "").split("=")[0] not in values:
-        return ("%s accepts only %s here" % (key, ", ".join(values)), "see docs/robustness.md")
+        return ("%s accepts only %s here" % (key, ", ".join(v or "no value" for v in values)),
+                "see docs/robustness.md")
     return None

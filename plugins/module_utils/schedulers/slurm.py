@@ -54,6 +54,20 @@ ALLOWED_OPTIONS = dict.fromkeys((
     # -k no-kill, -m distribution, -s oversubscribe, -x exclude
     "-B", "-G", "-H", "-L", "-M", "-O", "-S", "-k", "-m", "-s", "-x"))
 ALLOWED_OPTIONS["--wait-all-nodes"] = ("0", "1")   # names no file: start only once every node is up (sbatch(1))
+# srun(1)'s options of a launch, as training scripts write them: binding, distribution, PMI, ending a step whose
+# task failed; none names a file, a user or a program. "" allows the bare flag.
+LAUNCH_OPTIONS = {
+    "--kill-on-bad-exit": ("", "0", "1"), "-K": ("", "0", "1"), "--wait": None, "-W": None,
+    "--cpu-bind": None, "--gpu-bind": None, "--accel-bind": None, "--mem-bind": None, "--distribution": None,
+    "-m": None, "--hint": None, "--mpi": ("none", "pmi2", "pmix", "pmix_v3", "pmix_v4", "pmix_v5", "cray_shasta"),
+    "--exact": ("",), "--label": ("",), "-l": ("",), "--unbuffered": ("",), "-u": ("",), "--overlap": ("",),
+    "--gpus-per-task": None, "--cpus-per-gpu": None, "--ntasks-per-gpu": None, "--network": None,
+    "--threads-per-core": None, "--cpu-freq": None, "--gres-flags": None}
+LAUNCH_TYPED_OPTIONS = {   # the launch starts what the directives allocate: these come from the job's fields
+    "--ntasks": "job_options.core_count", "-n": "job_options.core_count", "--nodes": "job_options.node_count",
+    "-N": "job_options.node_count", "--ntasks-per-node": "job_options.process_count_per_node",
+    "--cpus-per-task": "job_options.core_count_per_process", "-c": "job_options.core_count_per_process",
+    "--container-image": "application.container_runtime (target.container_engine: pyxis)"}
 TYPED_OPTIONS = {
     "--output": "standard_output_file", "-o": "standard_output_file", "--error": "standard_error_file",
     "-e": "standard_error_file", "--job-name": "job_name", "-J": "job_name", "--partition": "partition",
@@ -176,6 +190,8 @@ class Slurm(Scheduler):
     default_launcher = "srun"
     allowed_options = ALLOWED_OPTIONS
     typed_options = TYPED_OPTIONS
+    launch_options = LAUNCH_OPTIONS
+    launch_typed_options = LAUNCH_TYPED_OPTIONS
     node_cpus_var = "SLURM_CPUS_ON_NODE"     # sbatch(1), OUTPUT ENVIRONMENT VARIABLES
     task_cpus_var = "SLURM_CPUS_PER_TASK"   # set when --cpus-per-task is given
 

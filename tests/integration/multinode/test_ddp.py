@@ -248,17 +248,20 @@ def torch_python(accelerate=False):
 
 def test_bare_ddp_job_runs_on_two_nodes_with_one_loss(cluster):
     """No container (container_runtime ""), although modak's recipe image would fit the request; no threads in the
-    DSL: each rank trains with the 2 CPUs its task has (core_count_per_process), as the rank itself reports."""
+    DSL: each rank trains with the 2 CPUs its task has (core_count_per_process), as the rank itself reports. srun
+    ends the step when a rank fails, as training scripts ask (launch_options)."""
     directory = os.path.join(cluster.workdir, "ddp-bare")
     os.makedirs(directory)
     script = write_job(directory, None, {"job.application.executable": "%s mnist_cnn.py" % torch_python(),
                                          "job.job_options.partition": cluster.partition,
                                          "job.job_options.core_count_per_process": 2,
                                          "job.application.container_runtime": "",
+                                         "job.application.launch_options": ["--kill-on-bad-exit=1", "--wait=60"],
                                          "job.application.threads": None})
     text = open(script).read()
     assert "image: none (bare run)" in text and "ch-run" not in text
     assert "#SBATCH --cpus-per-task=2\n" in text and "export OMP_NUM_THREADS\n" in text
+    assert "\nsrun --nodes=2 --ntasks=4 --ntasks-per-node=2 --cpus-per-task=2 --kill-on-bad-exit=1 --wait=60 " in text
     state, output = submit_and_wait(cluster, script)
     assert_two_nodes_agree(state, output, threads=2)
 
