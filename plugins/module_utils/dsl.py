@@ -489,6 +489,7 @@ def _optimisation(raw, notes):
         cpu_features=tuple(build.get("cpu_features") or ()),
         cuda_version=build.get("cuda_version"),
         rocm_version=build.get("rocm_version"),
+        python_packages=tuple(build.get("python_packages") or ()),
         framework=framework,
         version=version,
         compilers=tuple(compilers),

@@ -112,6 +112,7 @@ class Optimisation:
     cpu_features: Tuple[str, ...] = ()
     cuda_version: Optional[str] = None
     rocm_version: Optional[str] = None
+    python_packages: Tuple[str, ...] = ()  # opt_build.python_packages: pinned, beside the framework
     framework: Optional[str] = None
     version: Optional[str] = None
     compilers: Tuple[str, ...] = ()  # requested graph compilers: xla, inductor, glow, ngraph
@@ -148,6 +149,7 @@ class RecipeSpec:
     accelerator: str = "none"
     cuda_version: Optional[str] = None
     rocm_version: Optional[str] = None
+    python_packages: Tuple[str, ...] = ()  # opt_build.python_packages: pinned, beside the framework
     compilers: Tuple[str, ...] = ()
     parallelisation: Optional[str] = None
     mpi_library: Optional[str] = None

@@ -282,6 +282,11 @@ OPT_BUILD = _obj({
                      "description": "Extra CPU flags as /proc/cpuinfo names, e.g. amx_bf16."},
     "cuda_version": _s(r"^\d+(\.\d+){0,2}$", "Newest CUDA the nodes' driver supports."),
     "rocm_version": _s(r"^\d+(\.\d+){0,2}$", "ROCm version on the nodes."),
+    "python_packages": {"type": "array", "maxItems": 32, "uniqueItems": True,
+                        "items": _s(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(\[[a-z0-9,_-]{1,100}\])?==[0-9][0-9A-Za-z.+!-]{0,49}$"),
+                        "description": "Python packages modak's image installs beside the framework, pinned with "
+                                       "'==' (the launcher's: accelerate==1.15.0, lightning==2.6.6, deepspeed==...); "
+                                       "only an image that carries them fits."},
 }, required=("cpu_type",), title="opt_build")
 
 _FW_VERSION = _s(VERSION_REQ, "Version request: '2', '2.1', '2.1.3', '>=2.4,<2.10' or 'latest'.")

@@ -329,6 +329,33 @@ class FrameworkPip(Block):
         return out
 
 
+class PythonPackages(Block):
+    """Pinned Python packages installed after a framework built from its sources (a launcher such as accelerate).
+
+    # Parameters
+
+    requirements: pip requirements, each pinned with '=='.
+
+    # Examples
+
+    ```python
+    PythonPackages(["accelerate==1.15.0"])
+    ```
+    """
+
+    title = "python packages"
+
+    def __init__(self, requirements):
+        self.requirements = tuple(check(PIP_SPEC, r, "pip requirement") for r in requirements)
+
+    def primitives(self):
+        return [Comment("python packages: %s" % ", ".join(self.requirements)),
+                Shell((shell.join(["pip", "install", "--no-cache-dir"] + list(self.requirements)),))]
+
+    def as_dict(self):
+        return {"block": self.title, "requirements": list(self.requirements)}
+
+
 class FrameworkSource(Block):
     """A framework built from its sources with CPU flags for the target microarchitecture.
 

@@ -164,7 +164,8 @@ def spec_of(request):
         cpu_microarch=opt.cpu_microarch, cpu_features=tuple(opt.cpu_features), accelerator=opt.accelerator,
         cuda_version=opt.cuda_version, rocm_version=opt.rocm_version, compilers=_compilers(opt),
         parallelisation=opt.parallelisation, mpi_library=opt.mpi_library, omp_affinity=opt.omp_affinity,
-        enable_opt_build=opt.enable_opt_build, app=request.app.app_tag)
+        enable_opt_build=opt.enable_opt_build, app=request.app.app_tag,
+        python_packages=tuple(sorted(opt.python_packages)))
 
 
 def from_request(request, base_image=None, wheels=False):
@@ -211,6 +212,8 @@ def from_spec(opt, base_image=None, wheels=False):
             packages.extend(["build-essential", "cmake", "git", "ninja-build"])
             packages.extend(frameworks.get(opt.framework).source.packages)
             body.append(blocks.FrameworkSource(opt.framework, version, flags))
+            if opt.python_packages:
+                body.append(blocks.PythonPackages(opt.python_packages))
             base_features = cpu.isa_features(profile.isa)
             attrs.update(build="optimised-source", isa=profile.isa,
                          cpu_features=sorted((profile.features - base_features) & cpu.NOTABLE_FEATURES))
@@ -220,7 +223,8 @@ def from_spec(opt, base_image=None, wheels=False):
                 index = TORCH_INDEX + ("cu%s" % "".join(base.cuda.split(".")[:2]) if accelerator == "nvidia" else
                                        "rocm%s" % ".".join(base.rocm.split(".")[:2]) if accelerator == "amd" else
                                        "cpu")
-            body.append(blocks.FrameworkPip(opt.framework, version, index_url=index, wheels=wheels))
+            body.append(blocks.FrameworkPip(opt.framework, version, index_url=index, extra=opt.python_packages,
+                                            wheels=wheels))
             attrs.update(build="optimised-pip", isa=baseline, cpu_features=[])
         math = []
         if accelerator == "nvidia":
