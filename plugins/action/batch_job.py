@@ -17,7 +17,7 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.sodalite.modak.plugins.module_utils.job_control import POLL_FLOOR_S
+from ansible_collections.sodalite.modak.plugins.module_utils.job_control import POLL_FLOOR_S, STATUS_RETRY_S
 from ansible_collections.sodalite.modak.plugins.plugin_utils import progress
 
 MODULE = "sodalite.modak.batch_job"
@@ -101,7 +101,9 @@ class ActionModule(ActionBase):
 
         report(submitted, time.monotonic() - started)
         last, timed_out = progress.follow(query, lambda r: not r.get("active"), report,
-                                          max(POLL_FLOOR_S, interval), timeout, started, first=submitted)
+                                          max(POLL_FLOOR_S, interval), timeout, started, first=submitted,
+                                          start=POLL_FLOOR_S, transient=lambda r: r.get("status_unread"),
+                                          retry_for=STATUS_RETRY_S)
         outcome = dict(last)
         outcome.pop("stdout_tail", None)
         outcome.update(changed=submitted.get("changed", False), cmd=submitted.get("cmd", []), polls=polls)
@@ -111,6 +113,10 @@ class ActionModule(ActionBase):
             outcome["invocation"] = invocation
         if not last.get("failed"):
             outcome["msg"] = submitted.get("msg")
+        elif last.get("status_unread"):
+            outcome["msg"] = ("the state of job %s could not be read for %d s (%s); the job may still be running: "
+                              "follow it again with state=query job_id=%s"
+                              % (submitted.get("job_id"), STATUS_RETRY_S, last.get("msg"), submitted.get("job_id")))
         if timed_out:
             outcome.update(failed=True, msg="job %s is still %s after wait_timeout=%s s"
                            % (last.get("job_id"), last.get("state"), timeout))

@@ -30,6 +30,9 @@ LEDGER = "jobs.json"
 # the shortest wait between two status queries: poll_interval 0 must not hammer the controller
 # (sbatch --wait itself starts at 2 s; Ansible's wait_for sleeps 1 s)
 POLL_FLOOR_S = 1.0
+# a wait asks again when a status query gets no answer (a controller restarting, a slow reply), the pause doubling
+# from POLL_FLOOR_S, for at most this long in a row; only then does the wait fail, naming the job
+STATUS_RETRY_S = 180
 # state=query returns this many last lines of the job's output file (read with tail.last_lines: bounded)
 OUTPUT_TAIL_LINES = 3
 # a failed job's message ends with this many last lines of its error output (else its output)
@@ -176,16 +179,32 @@ class Job(object):
         return None
 
     def follow(self, status):
-        """Poll until the job leaves the queue, or fail when wait_timeout runs out."""
+        """Poll until the job leaves the queue, or fail when wait_timeout runs out. The pause starts at
+        POLL_FLOOR_S and doubles up to poll_interval; a query the scheduler does not answer is asked again for
+        STATUS_RETRY_S in a row before the wait fails."""
         clock = self.clock
         deadline = clock.time() + self.req.wait_timeout
+        longest = max(POLL_FLOOR_S, self.req.poll_interval or 0)
+        pause, failing_since = POLL_FLOOR_S, None
         while status.active:
             if clock.time() >= deadline:
                 message = "job %s is still %s after wait_timeout=%s s" % (
                     status.job_id, status.state, self.req.wait_timeout)
                 raise JobFailed(message, self.result)
-            clock.sleep(min(max(POLL_FLOOR_S, self.req.poll_interval or 0), max(0.05, deadline - clock.time())))
-            status = self._status(status.job_id)
+            clock.sleep(min(pause, max(0.05, deadline - clock.time())))
+            try:
+                status = self._status(status.job_id)
+            except SubmitError as exc:
+                failing_since = clock.time() if failing_since is None else failing_since
+                if clock.time() - failing_since >= STATUS_RETRY_S:
+                    raise JobFailed("the state of job %s could not be read for %d s (%s); the job may still be "
+                                    "running: follow it again with state=query job_id=%s"
+                                    % (status.job_id, STATUS_RETRY_S, exc, status.job_id), self.result)
+                self.result["status_errors"] = self.result.get("status_errors", 0) + 1
+                pause = min(pause * 2, max(longest, POLL_FLOOR_S * 2))
+                continue
+            failing_since = None
+            pause = min(pause * 2, longest)
         return status
 
     def submitted(self):

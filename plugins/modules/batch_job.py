@@ -105,9 +105,12 @@ options:
     default: 3600
   poll_interval:
     description:
-      - Seconds between two status queries while waiting.
+      - The longest pause, in seconds, between two status queries while waiting; the pause starts at 1 second and
+        doubles up to it, so that a short job is seen ending soon.
       - At least 1 second (values below are raised to 1 with a warning), so that a value of 0 does not
         flood the scheduler's controller with queries.
+      - A status query the scheduler does not answer is asked again for at most 180 seconds in a row before the
+        wait fails, naming the job.
     type: float
     default: 5
   chdir:
@@ -364,7 +367,10 @@ def main():
         result = dict(exc.result, msg=str(exc))
         module.fail_json(**result)
     except SubmitError as exc:
-        module.fail_json(msg=str(exc), cmd=exc.cmd or [], rc=exc.rc, stdout=exc.stdout, stderr=exc.stderr)
+        # a query the scheduler did not answer (a controller restarting, a slow reply): the job may still run, and
+        # the wait of the action plugin asks again (status_unread)
+        unread = dict(status_unread=True, job_id=params["job_id"]) if params["state"] == "query" else {}
+        module.fail_json(msg=str(exc), cmd=exc.cmd or [], rc=exc.rc, stdout=exc.stdout, stderr=exc.stderr, **unread)
     module.exit_json(**result)
 
 

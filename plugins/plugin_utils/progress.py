@@ -47,19 +47,36 @@ def line(host, subject, state, ran=None, waited=None, last=None, reason=None, ex
     return text
 
 
-def follow(query, done, report, interval, timeout, started, first=None, sleep=time.sleep, now=time.monotonic):
-    """Query every ``interval`` s until ``done(result)``, a failed result, or ``timeout`` s after ``started``.
+def follow(query, done, report, interval, timeout, started, first=None, sleep=time.sleep, now=time.monotonic,
+           start=None, transient=None, retry_for=0.0):
+    """Query until ``done(result)``, a failed result, or ``timeout`` s after ``started``.
 
-    ``report(result, waited)`` runs after each query. Returns (last result, True when the time ran out).
-    ``started`` is a ``now()`` reading (the submission's); the last sleep is cut short at the deadline.
+    The wait between queries is ``interval`` s; with ``start`` it begins at ``start`` s and doubles after each
+    query up to ``interval`` (a short job is seen ending soon, a long one costs few queries). A failed result that
+    ``transient(result)`` calls transient (the scheduler did not answer) is queried again, the wait doubling from
+    ``start`` (or 1 s), for at most ``retry_for`` s in a row; only then does it end the wait. ``report(result,
+    waited)`` runs after each query. Returns (last result, True when the time ran out). ``started`` is a ``now()``
+    reading (the submission's); the last sleep is cut short at the deadline.
     """
     deadline = started + timeout
     result = first
-    while result is None or not (done(result) or result.get("failed")):
+    wait = start or interval
+    failing_since = None
+    while result is None or failing_since is not None or not (result.get("failed") or done(result)):
         left = deadline - now()
         if left <= 0:
             return result, True
-        sleep(min(interval, max(0.05, left)))
+        sleep(min(wait, max(0.05, left)))
         result = query()
         report(result, now() - started)
+        if result.get("failed") and transient is not None and transient(result):
+            failing_since = now() if failing_since is None else failing_since
+            if now() - failing_since >= retry_for:
+                return result, False
+            wait = min(max(wait, start or 1.0) * 2, max(interval, start or 1.0))
+            continue
+        if result.get("failed"):
+            return result, False
+        failing_since = None
+        wait = min(wait * 2, interval) if start else interval
     return result, False
