@@ -30,7 +30,7 @@ def test_workload_two_steps_emits_a_record():
                          capture_output=True, text=True, check=True).stdout
     record = json.loads(out.strip().splitlines()[-1])
     assert record["config"] == {"threads": 1, "batch_size": 16, "precision": "bf16", "channels_last": False,
-                                "compile": False, "onednn": True}
+                                "compile": False, "onednn": True, "cudnn_benchmark": False}
     assert len(record["timing"]["step_times_s"]) == 2
     assert record["timing"]["first_step_s"] > 0 and record["timing"]["median_step_s"] > 0
     assert record["hardware"]["cores"] == os.cpu_count()
