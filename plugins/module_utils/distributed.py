@@ -44,6 +44,8 @@ RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
 RENDEZVOUS_NAMES = HOST_VARS + RANK_VARS + ("LOCAL_WORLD_SIZE", "GROUP_RANK", "NODE_RANK")
 # fixed text: the task's own Slurm variables, then the rest of the line ("$@": the container and the program)
 RANK_WRAPPER = 'export RANK="$SLURM_PROCID" LOCAL_RANK="$SLURM_LOCALID" WORLD_SIZE="$SLURM_NTASKS"; exec "$@"'
+# fixed text: the first $1 words (the container and accelerate launch), the task's node id, then the program
+NODE_WRAPPER = 'n=$1; shift; exec "${@:1:n}" --machine_rank="$SLURM_NODEID" "${@:n+1}"'
 # a port per job (two jobs sharing a first node do not collide), in the range torchrun uses by default
 MASTER_PORT_LINE = "export MASTER_PORT=$((29500 + SLURM_JOB_ID % 1000))"
 MASTER_ADDR_LINE = 'MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"'
@@ -230,8 +232,8 @@ def torchrun_words(argv, dist):
 
 
 def accelerate_words(argv, dist):
-    """``accelerate launch`` before the program: ``python3 -m accelerate.commands.launch`` when a Python runs the
-    program (the same interpreter; its script or ``-m`` module follows), else ``accelerate launch --no_python``."""
+    """(launcher words, program words): ``python3 -m accelerate.commands.launch`` when a Python runs the program
+    (the same interpreter; its script or ``-m`` module follows), else ``accelerate launch --no_python``."""
     argv = list(argv)
     if argv and _PYTHON.match(str(argv[0])):
         runner, program = [argv[0], "-m", "accelerate.commands.launch"], argv[1:]
@@ -245,7 +247,7 @@ def accelerate_words(argv, dist):
         opts += [Raw('--main_process_ip="$MASTER_ADDR"'), Raw('--main_process_port="$MASTER_PORT"')]
     else:   # one node: c10d on a free local port, as torchrun --standalone
         opts += ["--main_process_ip=localhost", "--main_process_port=0"]
-    return runner + opts + program
+    return runner + opts, program
 
 
 def run_words(settings, argv, wrap):
@@ -256,7 +258,11 @@ def run_words(settings, argv, wrap):
         return (srun_words(settings) + ["bash", "-c", RANK_WRAPPER, "modak-rank"]
                 + wrap(argv, host_env=HOST_VARS + RANK_VARS))
     if dist.launch == "accelerate":
-        inner = wrap(accelerate_words(argv, dist), host_env=HOST_VARS if dist.via_srun else ())
-        return (srun_words(settings) + inner) if dist.via_srun else inner
+        launcher, program = accelerate_words(argv, dist)
+        inner = wrap(launcher + program, host_env=HOST_VARS if dist.via_srun else ())
+        if not dist.via_srun:
+            return inner
+        # each node's task inserts its own node id before the program (Accelerate needs it with several machines)
+        return srun_words(settings) + ["bash", "-c", NODE_WRAPPER, "modak-node", str(len(inner) - len(program))] + inner
     inner = wrap(torchrun_words(argv, dist), host_env=HOST_VARS if dist.launch == "torchrun" else ())
     return (srun_words(settings) + inner) if dist.launch == "torchrun" else inner

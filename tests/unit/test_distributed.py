@@ -339,13 +339,22 @@ def test_distributed_fields_in_inference_are_refused_by_path():
 
 ACCELERATE = ["--multi_gpu", "--num_processes=4", "--num_machines=2", "--rdzv_backend=c10d",
               "--main_process_ip=$MASTER_ADDR", "--main_process_port=$MASTER_PORT"]
+NODE = 'n=$1; shift; exec "${@:1:n}" --machine_rank="$SLURM_NODEID" "${@:n+1}"'
+
+
+def test_the_node_wrapper_puts_each_tasks_node_id_before_the_program():
+    done = subprocess.run(["bash", "-c", NODE, "modak-node", "3", "printf", "[%s]", "launch", "train.py", "x"],
+                          env={"SLURM_NODEID": "1", "PATH": os.environ["PATH"]}, capture_output=True, text=True,
+                          check=True)
+    assert done.stdout == "[launch][--machine_rank=1][train.py][x]"
 
 
 def test_accelerate_per_node_on_slurm_in_an_image(catalog):
     result = result_of(ddp_doc(distributed_launch="accelerate"), catalog)
     assert directives(result)[1:4] == ["--nodes=2", "--ntasks-per-node=1", "--cpus-per-task=2"]
     assert run_line(result) == [
-        "srun", "--nodes=2", "--ntasks=2", "--ntasks-per-node=1", "--cpus-per-task=2",
+        "srun", "--nodes=2", "--ntasks=2", "--ntasks-per-node=1", "--cpus-per-task=2", "bash", "-c", NODE,
+        "modak-node", "20",
         "ch-run", "--env-no-expand", "--set-env", "--set-env=$MODAK_ENV_FILE", "--private-tmp",
         "-b", "$PWD", "-c", "$PWD", "$IMAGE", "--",
         "python3", "-m", "accelerate.commands.launch"] + ACCELERATE + ["mnist_cnn.py", "--ddp", "--steps", "5"]
@@ -362,13 +371,13 @@ def test_accelerate_gpu_nodes_with_podman_pass_the_rendezvous_by_name(catalog):
 
 
 @pytest.mark.parametrize("executable,tail", [
-    ("./train", ["accelerate", "launch"] + ACCELERATE + ["--no_python", "./train", "--ddp", "--steps", "5"]),
-    ("python3 -m trainer.main", ["python3", "-m", "accelerate.commands.launch"] + ACCELERATE
+    ("./train", ["8", "accelerate", "launch"] + ACCELERATE + ["--no_python", "./train", "--ddp", "--steps", "5"]),
+    ("python3 -m trainer.main", ["9", "python3", "-m", "accelerate.commands.launch"] + ACCELERATE
      + ["--module", "trainer.main", "--ddp", "--steps", "5"])])
 def test_accelerate_runs_any_program_and_python_modules(executable, tail):
     doc = with_(ddp_doc(distributed_launch="accelerate"), "job.application.executable", executable)
     words = run_line(result_of(*bare(doc)))
-    assert words[5:] == tail
+    assert words[5:9] == ["bash", "-c", NODE, "modak-node"] and words[9:] == tail
 
 
 def test_accelerate_on_one_node_without_slurm_uses_a_free_local_port():
