@@ -232,6 +232,13 @@ def _get(doc, *keys):
     return doc
 
 
+def expanded_word(value):
+    """One shell word for an environment_expanded value: $NAME/${NAME} expanded when the job runs, the rest quoted."""
+    words = shell.split_command(value)
+    word = words[0] if words else ""
+    return word if isinstance(word, shell.Expanding) else shell.Raw(shell.quote(word) if word else "''")
+
+
 def _semantic_problems(doc):
     out = []
     job = doc.get("job", {})
@@ -299,6 +306,8 @@ def _semantic_problems(doc):
 
     out.extend(dsl_rules.program_problems(words))
     out.extend(dsl_rules.environment_problems(app.get("environment")))
+    out.extend(dsl_rules.environment_problems(app.get("environment_expanded"), "job.application.environment_expanded"))
+    out.extend(dsl_rules.expanded_problems(app))
     out.extend(dsl_rules.directive_problems(opts.get("extra_directives"), dsl_rules.scheduler_of(doc)))
     out.extend(dsl_rules.defer_problems(opts.get("defer_job")))
     out.extend(dsl_rules.engine_problems(doc))
@@ -514,8 +523,9 @@ def build_request(doc):
     threads = raw_app.get("threads")
     if threads is None and opt and job["optimisation"].get("app_type-hpc"):
         threads = _get(job["optimisation"], "app_type-hpc", "parallelisation-openmp", "number_of_threads")
-    environment = tuple(sorted((k, v if isinstance(v, str) else json.dumps(v))
-                               for k, v in (raw_app.get("environment") or {}).items()))
+    environment = tuple(sorted([(k, v if isinstance(v, str) else json.dumps(v))
+                                for k, v in (raw_app.get("environment") or {}).items()]
+                               + [(k, expanded_word(v)) for k, v in (raw_app.get("environment_expanded") or {}).items()]))
     binds = list(raw_app.get("bind_paths") or ())
     if opt and opt.data_location and end_anchored(schema.ABS_PATH).match(opt.data_location) and opt.data_location not in binds:
         binds.append(opt.data_location)

@@ -12,6 +12,7 @@ import datetime
 import math
 import re
 
+from ansible_collections.sodalite.modak.plugins.module_utils import shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslProblem, path_str
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtime_registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import extra, registry
@@ -45,6 +46,32 @@ def environment_problems(environment, base="job.application.environment"):
         elif key in BASH_DYNAMIC:
             out.append(DslProblem(where, "is a variable bash sets itself: the value would not reach the program",
                                   key, "choose another name"))
+    return out
+
+
+def expanded_problems(app, base="job.application.environment_expanded"):
+    """Values of environment_expanded: one word each (split as a shell would, only $NAME/${NAME} expanded), and no
+    name set twice."""
+    expanded = app.get("environment_expanded")
+    if not isinstance(expanded, dict):
+        return []
+    out = []
+    literal = app.get("environment") if isinstance(app.get("environment"), dict) else {}
+    for key, value in expanded.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            continue
+        where = path_str(base.split(".") + [key])
+        if key in literal:
+            out.append(DslProblem(where, "is also in application.environment", value, "set it in one of them"))
+            continue
+        try:
+            words = shell.split_words(value)
+        except ValueError as exc:
+            out.append(DslProblem(where, "cannot be read as one word: %s" % exc, value, "balance the quotes"))
+            continue
+        if len(words) != 1:
+            out.append(DslProblem(where, "must be one word (it is %d)" % len(words), value,
+                                  "quote the spaces: \"$A $B\" or '...'"))
     return out
 
 

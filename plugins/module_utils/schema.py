@@ -227,6 +227,12 @@ APPLICATION = _obj({
     "environment": {"type": "object", "maxProperties": 256, "propertyNames": {"pattern": ENV_NAME},
                     "additionalProperties": {"type": ["string", "number", "boolean"], "pattern": ONE_LINE, "maxLength": 4096},
                     "description": "Extra environment variables for the run (values are quoted)."},
+    "environment_expanded": {"type": "object", "maxProperties": 64, "propertyNames": {"pattern": ENV_NAME},
+                             "additionalProperties": {"type": "string", "pattern": ONE_LINE, "maxLength": 4096},
+                             "description": "Environment variables whose values name other variables, expanded "
+                                            "when the job runs, in its shell on the first node: only $NAME and "
+                                            "${NAME} outside single quotes are expanded (e.g. "
+                                            "NCCL_SOCKET_IFNAME: '${SITE_IFNAME}'); one word."},
     "working_directory": _s(ABS_PATH, "Absolute directory to run in (default: the submit directory)."),
     "launch_options": {"type": "array", "maxItems": 32, "items": _s(DIRECTIVE),
                        "description": "srun options of the launch (Slurm), through srun's allow-list: "

@@ -8,8 +8,11 @@ import subprocess
 
 import pytest
 from helpers import with_
-from test_distributed import CONFIG, ddp_doc, result_of
+from test_distributed import CONFIG, ddp_doc, problems, result_of
 
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
 FRAMEWORK = "job.optimisation.app_type-ai_training.ai_framework-pytorch"
@@ -86,3 +89,38 @@ def test_the_run_time_word_is_what_bash_computes(scheduler, args, env, expected)
 def test_without_a_scheduler_variable_the_node_cpus_are_shared():
     word = registry.scheduler_class("local").rank_cpus(1)
     assert _evaluate(word, {}) == str(len(os.sched_getaffinity(0)))
+
+
+# -- environment_expanded: values that name other variables, expanded when the job runs (the only expansion) ------
+
+def _expanded_job(values, **app):
+    return {"job": {"application": dict({"executable": "./a", "environment_expanded": values}, **app),
+                    "job_options": {"job_name": "e"}, "target": {"job_scheduler_type": "slurm"}}}
+
+
+def test_expanded_values_name_variables_and_nothing_else_runs():
+    values = {"A": "${SITE_IFNAME}", "B": "a;rm", "C": "x${HOME}y", "D": "'$HOME'", "E": "`id`",
+              "F": "\"$HOME $SITE_IFNAME\"", "G": "${SITE_IFNAME:-x}", "H": "$(id)"}
+    body = pipeline.optimise(_expanded_job(values), ImageCatalog([])).script.body
+    lines = [line for line in body if line[:2] in ("%s=" % k for k in values)]
+    assert lines[0] == 'A="${SITE_IFNAME}"' and "export A" in body
+    shown = subprocess.run(["bash", "-c", "\n".join(lines) + '\nprintf "%s|" "$A" "$B" "$C" "$D" "$E" "$F" "$G" "$H"'],
+                           env={"HOME": "/h", "SITE_IFNAME": "ib0", "PATH": os.environ["PATH"]}, capture_output=True,
+                           text=True, check=True).stdout
+    assert shown == "ib0|a;rm|x/hy|$HOME|`id`|/h ib0|${SITE_IFNAME:-x}|$(id)|"
+
+
+@pytest.mark.parametrize("values,extra,path", [
+    ({"Y": "a b"}, {}, "job.application.environment_expanded.Y"),
+    ({"Y": "'open"}, {}, "job.application.environment_expanded.Y"),
+    ({"Y": "$HOME"}, {"environment": {"Y": "1"}}, "job.application.environment_expanded.Y"),
+    ({"BASH_VERSINFO": "$HOME"}, {}, "job.application.environment_expanded.BASH_VERSINFO")])
+def test_expanded_values_are_one_word_of_a_name_set_once(values, extra, path):
+    with pytest.raises(DslInvalid) as info:
+        dsl.parse(_expanded_job(values, **extra))
+    assert [p.path for p in info.value.problems] == [path]
+
+
+def test_rendezvous_names_are_refused_in_expanded_values_too():
+    doc = with_(ddp_doc(), "job.application.environment_expanded", {"MASTER_ADDR": "$HOSTNAME"})
+    assert list(problems(doc)) == ["job.application.environment_expanded.MASTER_ADDR"]
