@@ -29,6 +29,8 @@ KINDS = ("framework", "mpi", "application")
 _VERSION = {"type": ["string", "number"], "pattern": r"^\d+(\.\d+){0,3}$"}
 _RUNTIME_VERSION = {"type": "string", "pattern": r"^\d+(\.\d+){0,2}$"}
 _COMPILERS = ["xla", "inductor", "glow", "ngraph", "tvm"]
+# pinned Python packages an image carries beside its framework (the DSL's opt_build.python_packages)
+_PYTHON_PACKAGES = {"type": "array", "items": {"type": "string", "pattern": schema.PYTHON_PACKAGE}}
 # what a recipe-backed image is built from (model.RecipeSpec): a framework at a version, or an MPI library,
 # for a CPU (type, ISA level, microarchitecture) and an accelerator
 RECIPE_SCHEMA = {
@@ -50,6 +52,7 @@ RECIPE_SCHEMA = {
         "omp_affinity": {"enum": ["close", "spread", "master", "primary", "true", "false"]},
         "enable_opt_build": {"type": "boolean"},
         "app": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"},
+        "python_packages": _PYTHON_PACKAGES,
     },
 }
 
@@ -85,6 +88,7 @@ ENTRY_SCHEMA = {
         "scaling": {"type": "object"},
         "labels": {"type": "object", "additionalProperties": {"type": "string"}},
         "legacy_code": {"type": "string"},
+        "python_packages": _PYTHON_PACKAGES,
         "description": {"type": "string"},
         "recipe": RECIPE_SCHEMA,
     },
@@ -228,6 +232,7 @@ def image_from_entry(entry, recipe=None, parse_version=versions.parse):
         scaling=tuple(sorted((entry.get("scaling") or {}).items())),
         labels=tuple(sorted((entry.get("labels") or {}).items())),
         recipe=recipe,
+        python_packages=tuple(sorted(entry.get("python_packages") or (recipe.python_packages if recipe else ()))),
     )
 
 

@@ -164,8 +164,7 @@ def _reject_reason(img, opt, request, profile, version_of=_own_version):
         return "needs CPU features the target lacks: %s" % ", ".join(missing)
     if not opt.enable_opt_build and img.build != "official":
         return "%s build, but enable_opt_build is false" % img.build
-    carried = set(img.recipe.python_packages) if img.recipe else set()
-    lacking = sorted(set(opt.python_packages) - carried)
+    lacking = sorted(set(opt.python_packages) - set(img.python_packages))
     if lacking:
         return "carries no %s (python_packages)" % ", ".join(lacking)
     return None

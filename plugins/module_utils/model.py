@@ -199,6 +199,7 @@ class Image:
     scaling: Tuple[Tuple[str, object], ...] = ()
     labels: Tuple[Tuple[str, str], ...] = ()
     recipe: Optional[RecipeSpec] = None  # recipe-backed: what the image is built from
+    python_packages: Tuple[str, ...] = ()  # pinned Python packages beside the framework
 
     @property
     def version_text(self):

@@ -39,6 +39,8 @@ STORAGE_CLASSES = ("default-common", "default-high", "default-ssd", "default-ult
 
 # patterns: one line, no whitespace unless said otherwise
 NAME = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}$"
+# a pinned Python requirement: name[extras]==version (opt_build.python_packages, the catalog's python_packages)
+PYTHON_PACKAGE = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(\[[a-z0-9,_-]{1,100}\])?==[0-9][0-9A-Za-z.+!-]{0,49}$"
 # an account may name its partition or cluster after '@' (project@partition, as some centres' guides write it)
 ACCOUNT = r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}(@[A-Za-z0-9][A-Za-z0-9_.+-]{0,63})?$"
 JOB_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -289,7 +291,7 @@ OPT_BUILD = _obj({
     "cuda_version": _s(r"^\d+(\.\d+){0,2}$", "Newest CUDA the nodes' driver supports."),
     "rocm_version": _s(r"^\d+(\.\d+){0,2}$", "ROCm version on the nodes."),
     "python_packages": {"type": "array", "maxItems": 32, "uniqueItems": True,
-                        "items": _s(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}(\[[a-z0-9,_-]{1,100}\])?==[0-9][0-9A-Za-z.+!-]{0,49}$"),
+                        "items": _s(PYTHON_PACKAGE),
                         "description": "Python packages modak's image installs beside the framework, pinned with "
                                        "'==' (the launcher's: accelerate==1.15.0, lightning==2.6.6, deepspeed==...); "
                                        "only an image that carries them fits."},

@@ -81,7 +81,7 @@ class Recipe(object):
         for key in ("framework", "version", "kind", "build", "arch", "isa", "accelerator", "cuda", "rocm", "app"):
             if self.attributes.get(key) is not None:
                 entry[key] = self.attributes[key]
-        for key in ("cpu_features", "compilers", "math"):
+        for key in ("cpu_features", "compilers", "math", "python_packages"):
             if self.attributes.get(key):
                 entry[key] = list(self.attributes[key])
         if self.attributes.get("mpi"):
@@ -255,6 +255,8 @@ def from_spec(opt, base_image=None, wheels=False):
             body.append(gc)
         attrs.update(kind="framework", framework=opt.framework, version=version,
                      compilers=sorted(compilers), math=sorted(math))
+        if opt.python_packages:    # in the catalog entry; labels cannot hold '=' (they hash the recipe instead)
+            attrs["python_packages"] = sorted(opt.python_packages)
         module = frameworks.get(opt.framework).module
         test = ["python3 -c 'import %s; print(%s.__version__)'" % (module, module)]
         runscript = ["python3"]
@@ -283,5 +285,6 @@ def from_spec(opt, base_image=None, wheels=False):
     if env:
         out.append(blocks.Environment(env))
     attrs["name"] = name
-    out.extend([blocks.Labels(attrs), blocks.RunscriptBlock(runscript), blocks.TestSection(test)])
+    out.extend([blocks.Labels(dict((k, v) for k, v in attrs.items() if k != "python_packages")),
+                blocks.RunscriptBlock(runscript), blocks.TestSection(test)])
     return Recipe(name, out, attrs)

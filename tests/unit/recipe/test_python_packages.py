@@ -57,3 +57,13 @@ def test_unpinned_or_hostile_requirements_are_refused_by_path(bad):
     with pytest.raises(DslInvalid) as info:
         dsl.parse(with_packages([bad]))
     assert [p.path for p in info.value.problems] == ["job.optimisation.opt_build.python_packages[0]"]
+
+
+def test_the_built_images_catalog_entry_says_what_it_carries():
+    recipe, _texts = generate.render(with_packages(["accelerate==1.15.0"]), formats=("docker",))
+    entry = recipe.catalog_entry("docker://localhost:5000/modak/pytorch:2.13.0-cpu")
+    assert entry["python_packages"] == ["accelerate==1.15.0"]
+    assert not any("python_packages" in key for key in recipe.labels)
+    built = ImageCatalog.from_data({"images": [dict(entry, name="built")]})
+    chosen = pipeline.optimise(with_packages(["accelerate==1.15.0"]), built)
+    assert chosen.choice.uri == "docker://localhost:5000/modak/pytorch:2.13.0-cpu"
