@@ -84,6 +84,8 @@ WHERE = {
     "python3 benchmarks/gpu/run.py --out out/gpu": ("tests/integration/perf/test_benchmarks_smoke.py", '"gpu"'),
     ".venv/bin/python benchmarks/gpu/run.py --smoke --no-compile --out out/gpu-smoke":
         ("tests/integration/perf/test_benchmarks_smoke.py", '"--no-compile"'),
+    ".venv/bin/python benchmarks/gpu/cpu_arms.py --smoke --out out/cpu-arms":
+        ("tests/integration/perf/test_benchmarks_smoke.py", '"cpu_arms.py"'),
     ".venv/bin/python benchmarks/gpu/run.py --markdown benchmarks/results/gpu-h100.json "
     "benchmarks/results/gpu-h200.json": ("tests/integration/perf/test_benchmarks_smoke.py", '"gpu-h200.json"'),
 }

@@ -130,3 +130,13 @@ def test_the_gpu_tables_are_printed_from_the_committed_runs():
         assert resnet["modak_vs_default"]["speedup"] >= 2 and resnet["modak_vs_default"]["low"] > 1
         assert resnet["modak_vs_best"] >= 0.95
         assert resnet["autotune"]["configs_measured"] <= resnet["grid_size"] // 3
+
+
+def test_cpu_arms_smoke_form(tmp_path):
+    """benchmarks/gpu/cpu_arms.py --smoke: the bare CPU arms (threads, bf16, the allocator where jemalloc is there)
+    against the default with an A/A control, fresh processes, interleaved rounds."""
+    bench(os.path.join("gpu", "cpu_arms.py"), "--smoke", "--out", str(tmp_path))
+    data = json.loads((tmp_path / "cpu-arms.json").read_text())
+    labels = [row["label"] for row in data["arms"]]
+    assert labels[:2] == ["default", "A/A control"] and "bf16" in labels and data["errors"] == []
+    assert all(len(row["per_sample_s"]) == 2 for row in data["arms"]) and data["rounds"] == 2
