@@ -149,7 +149,13 @@ def ddp_image(registry, tmp_path_factory):
                                 "container_build_catalog": str(catalog), "container_build_poll": 10}}]}]))
         _run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), str(playbook),
               "-e", "ansible_python_interpreter=%s" % os.path.join(ROOT, ".venv", "bin", "python")], env=env)
-        yield {"catalog": str(catalog), "env": env}
+        try:
+            yield {"catalog": str(catalog), "env": env}
+        finally:
+            # the Charliecloud job pulled the image under this run's registry port into the shared build storage:
+            # remove that copy (1.3 GB each run; the registry's port differs every time)
+            subprocess.run(["ch-image", "delete", "%s/modak/pytorch:2.13.0-cpu" % registry["host"]], env=env,
+                           capture_output=True, timeout=300, check=False)
 
 
 def write_job(directory, catalog=None, overrides=None):
