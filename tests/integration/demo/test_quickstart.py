@@ -124,11 +124,11 @@ def test_the_job_scripts_run_the_engines(quickstart):
         assert "ch-image pull 127.0.0.1:" in handle.read()
     with open(os.path.join(jobs, "mnist-demo-podman.sbatch.stage.sh"), encoding="utf-8") as handle:
         assert 'podman pull "$IMAGE"' in handle.read()
-    # the converted directory of this run's image (the demo keeps its image directory between runs, and each run's
-    # registry has a port of its own, so earlier runs' directories may lie beside it)
+    # the converted directory of this run's image, and no earlier run's (each run's registry has a port of its own,
+    # so each run pulls and converts a copy of its own; the demo drops earlier runs' copies first)
     image = re.search(r"demo charliecloud: job \d+ \S+ \(exit \S+\) in (\S+):", demo_output(quickstart)).group(1)
     images = os.listdir(os.path.join(DEMO, "images"))
-    assert names.cache_name(image) in images and names.cache_name(image).startswith("pytorch_2.13.0-cpu-"), images
+    assert images == [names.cache_name(image)] and names.cache_name(image).startswith("pytorch_2.13.0-cpu-"), images
     assert os.path.isdir(os.path.join(DEMO, "images", names.cache_name(image), "bin"))
 
 
