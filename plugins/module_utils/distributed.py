@@ -47,7 +47,13 @@ RANK_WRAPPER = 'export RANK="$SLURM_PROCID" LOCAL_RANK="$SLURM_LOCALID" WORLD_SI
 # fixed text: the first $1 words (the container and accelerate launch), the task's node id, then the program
 NODE_WRAPPER = 'n=$1; shift; exec "${@:1:n}" --machine_rank="$SLURM_NODEID" "${@:n+1}"'
 # a port per job (two jobs sharing a first node do not collide), in the range torchrun uses by default
-MASTER_PORT_LINE = "export MASTER_PORT=$((29500 + SLURM_JOB_ID % 1000))"
+# the first free one from there on the first node, where the rendezvous listens: another job sharing that node may
+# hold the port (its id 1000 apart, or another cluster's job)
+MASTER_PORT_LINES = ("MASTER_PORT=$((29500 + SLURM_JOB_ID % 1000))",
+                     'while [ "$MASTER_PORT" -lt 30999 ] && (: <"/dev/tcp/127.0.0.1/$MASTER_PORT") 2>/dev/null; do',
+                     "  MASTER_PORT=$((MASTER_PORT + 1))",
+                     "done",
+                     "export MASTER_PORT")
 MASTER_ADDR_LINE = 'MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"'
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*\Z")
 PER_NODE = ("torchrun", "accelerate")     # launchers that start a node's ranks themselves (one task per node)
@@ -207,7 +213,7 @@ def setup_lines(dist):
     if dist.launch == "standalone" or not dist.via_srun:
         return []
     return ["# distributed training: rendezvous on the first node of the allocation",
-            MASTER_ADDR_LINE, "export MASTER_ADDR", MASTER_PORT_LINE]
+            MASTER_ADDR_LINE, "export MASTER_ADDR"] + list(MASTER_PORT_LINES)
 
 
 def srun_words(settings):

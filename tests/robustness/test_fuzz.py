@@ -29,7 +29,9 @@ SEEDS = [dsl.load_file(p) for p in SEED_FILES]
 RECIPE_SEEDS = tuple(d for d in SEEDS if isinstance(d["job"].get("optimisation"), dict))
 DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 HOSTILE = payloads("/nonexistent/modak-canary")
-PREFIX = {"slurm": "#SBATCH", "pbspro": "#PBS", "torque": "#PBS", "local": "# modak:", "gridengine": "#$"}
+# each scheduler's directive prefix (local writes none: its comment line opens the script)
+PREFIX = {"slurm": "#SBATCH", "pbspro": "#PBS", "torque": "#PBS", "local": "# modak:", "gridengine": "#$",
+          "flux": "# flux:"}
 
 # documents per strategy; the sum is the number of documents tried (>= 10,000)
 BUDGET = {"schema": 1000, "mutated": 2000, "random": 3500, "text": 3500, "recipe": 400, "directives": 1000}
@@ -205,7 +207,7 @@ def _check_script(result):
     body = lines[len(head):]
     prefix = PREFIX[scheduler]
     for line in body:
-        assert not line.startswith(("#SBATCH", "#PBS")), "an extra directive line: %r" % line
+        assert not line.startswith(("#SBATCH", "#PBS", "# flux:")), "an extra directive line: %r" % line
         assert not any(c in line for c in "\r\x00\x85\u2028\u2029"), "a line break inside a line: %r" % line
     for line in result.script.directives:
         assert line.startswith(prefix) and "\r" not in line

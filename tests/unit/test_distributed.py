@@ -193,14 +193,34 @@ def test_backend_auto_is_gloo_on_cpus(catalog):
 # -- launch lines per runtime (srun, one task per rank) ------------------------------------------------------------
 
 RENDEZVOUS = ['MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"', "export MASTER_ADDR",
-              "export MASTER_PORT=$((29500 + SLURM_JOB_ID % 1000))"]
+              "MASTER_PORT=$((29500 + SLURM_JOB_ID % 1000))",
+              'while [ "$MASTER_PORT" -lt 30999 ] && (: <"/dev/tcp/127.0.0.1/$MASTER_PORT") 2>/dev/null; do',
+              "  MASTER_PORT=$((MASTER_PORT + 1))", "done", "export MASTER_PORT"]
 
 
 def test_slurm_script_sets_the_rendezvous_before_the_launch(catalog):
     body = list(result_of(ddp_doc(), catalog).script.body)
     start = body.index(RENDEZVOUS[0])
-    assert body[start:start + 3] == RENDEZVOUS
-    assert body[start + 4].startswith("srun ") or body[start + 3].startswith("srun ")
+    assert body[start:start + len(RENDEZVOUS)] == RENDEZVOUS
+    assert body[start + len(RENDEZVOUS) + 1].startswith("srun ") or body[start + len(RENDEZVOUS)].startswith("srun ")
+
+
+def test_the_rendezvous_port_skips_a_port_another_job_listens_on(tmp_path):
+    """The port lines run by bash: a listener on the job's own port moves the job to the next one."""
+    import socket   # pylint: disable=import-outside-toplevel
+    with socket.socket() as busy:
+        for taken in range(29700, 30400, 7):          # a port in the range job ids map to that nothing uses
+            try:
+                busy.bind(("127.0.0.1", taken))
+                break
+            except OSError:
+                continue
+        busy.listen(1)
+        job_id = taken - 29500 + 1000 * 1000
+        done = subprocess.run(["bash", "-c", "\n".join(RENDEZVOUS[2:]) + '\necho "$MASTER_PORT"'],
+                              env={"SLURM_JOB_ID": str(job_id), "PATH": os.environ["PATH"]}, capture_output=True,
+                              text=True, check=True)
+        assert int(done.stdout) == taken + 1
 
 
 def test_charliecloud_rank_line(catalog):

@@ -38,8 +38,8 @@ def test_srun_options_mount_the_binds_and_the_job_directory():
     assert runtime.srun_options(image, ("/work",), "/work") == [
         Raw('--container-image="$IMAGE"'), Raw("--container-mounts=/work:/work"), "--container-workdir=/work"]
     assert runtime.exec_argv(image, ["python3", "train.py"], "nvidia", ("/x",)) == ["python3", "train.py"]
-    assert runtime.pull_argv("out.sqsh", NGC) == ["enroot", "import", "--output", "out.sqsh",
-                                                   "docker://nvcr.io#nvidia/pytorch:24.01-py3"]
+    assert runtime.pull_argv("out.sqsh", NGC) == [
+        "enroot", "import", "--output", "out.sqsh", "docker://nvcr.io#nvidia/pytorch:24.01-py3"]
 
 
 def pyxis_doc(doc, image=NGC):
@@ -83,8 +83,8 @@ def test_a_job_without_srun_gets_one_task_in_the_container(tmp_path):
 
 def test_the_users_own_squashfs_file_runs_as_it_is():
     doc = {"job": {"application": {"executable": "python3 train.py", "container_runtime": "/images/train.sqsh"},
-                   "job_options": {"job_name": "own"}, "target": {"job_scheduler_type": "slurm",
-                                                                   "container_engine": "pyxis"}}}
+                   "job_options": {"job_name": "own"},
+                   "target": {"job_scheduler_type": "slurm", "container_engine": "pyxis"}}}
     result = result_of(doc, ImageCatalog([]))
     assert "IMAGE=/images/train.sqsh" in result.script.body and "enroot import" not in result.script.text
 
@@ -92,16 +92,16 @@ def test_the_users_own_squashfs_file_runs_as_it_is():
 @pytest.mark.parametrize("scheduler", ["pbspro", "gridengine", "local", "flux"])
 def test_pyxis_needs_slurm(scheduler):
     doc = {"job": {"application": {"executable": "./app", "container_runtime": NGC},
-                   "job_options": {"job_name": "x"}, "target": {"job_scheduler_type": scheduler,
-                                                                 "container_engine": "pyxis"}}}
+                   "job_options": {"job_name": "x"},
+                   "target": {"job_scheduler_type": scheduler, "container_engine": "pyxis"}}}
     assert "job.target.container_engine" in problems(doc)
 
 
 @pytest.mark.parametrize("engine,image", [("apptainer", "/images/train.sqsh"), ("pyxis", "/images/train.sif")])
 def test_an_image_file_of_another_engine_is_refused_by_path(engine, image):
     doc = {"job": {"application": {"executable": "./app", "container_runtime": image},
-                   "job_options": {"job_name": "x"}, "target": {"job_scheduler_type": "slurm",
-                                                                 "container_engine": engine}}}
+                   "job_options": {"job_name": "x"},
+                   "target": {"job_scheduler_type": "slurm", "container_engine": engine}}}
     assert list(problems(doc)) == ["job.application.container_runtime"]
 
 

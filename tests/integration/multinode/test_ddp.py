@@ -308,8 +308,8 @@ def test_bare_per_node_launchers_run_on_two_nodes_with_one_loss(cluster, launch,
 @pytest.mark.parametrize("launch,words", [
     ("torchrun", "python3 -m torch.distributed.run --nnodes=\"$SLURM_NNODES\" --nproc-per-node=2 "),
     ("accelerate", "python3 -m accelerate.commands.launch --multi_gpu --num_processes=4 --num_machines=2 ")])
-def test_per_node_launchers_in_modaks_image_run_on_two_nodes_with_one_loss(cluster, ddp_image, registry, launch,
-                                                                            words):
+def test_per_node_launchers_in_modaks_image_run_on_two_nodes_with_one_loss(
+        cluster, ddp_image, registry, launch, words):
     """torchrun and accelerate launch, one per node, inside modak's image (Charliecloud), which carries Accelerate
     because the DSL asks for it (opt_build.python_packages): the catalog's image fits, and no other would."""
     directory = os.path.join(cluster.workdir, "ddp-image-" + launch)
