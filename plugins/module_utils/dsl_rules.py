@@ -116,11 +116,12 @@ def launch_problems(app, scheduler, base="job.application"):
         if not isinstance(option, str):
             continue
         found = extra.problem(scheduler, option, launch=True)
+        field = extra.split(option)[1].replace("-", "_")
         if found:
             out.append(DslProblem("%s.launch_options[%d]" % (base, index), found[0], option, found[1]))
-        elif extra.split(option)[1] in ("cpu-bind", "gpu-bind") and app.get(extra.split(option)[1].replace("-", "_")):
-            out.append(DslProblem("%s.launch_options[%d]" % (base, index), "binds as the field %s does"
-                                  % extra.split(option)[1].replace("-", "_"), option, "keep one of them"))
+        elif field in ("cpu_bind", "gpu_bind") and app.get(field):
+            out.append(DslProblem("%s.launch_options[%d]" % (base, index), "binds as the field %s does" % field,
+                                  option, "keep one of them"))
     return out
 
 

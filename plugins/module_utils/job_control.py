@@ -201,7 +201,7 @@ class Job(object):
                                     "running: follow it again with state=query job_id=%s"
                                     % (status.job_id, STATUS_RETRY_S, exc, status.job_id), self.result)
                 self.result["status_errors"] = self.result.get("status_errors", 0) + 1
-                pause = min(pause * 2, max(longest, POLL_FLOOR_S * 2))
+                pause = min(pause * 2, longest)
                 continue
             failing_since = None
             pause = min(pause * 2, longest)

@@ -53,8 +53,8 @@ def follow(query, done, report, interval, timeout, started, first=None, sleep=ti
 
     The wait between queries is ``interval`` s; with ``start`` it begins at ``start`` s and doubles after each
     query up to ``interval`` (a short job is seen ending soon, a long one costs few queries). A failed result that
-    ``transient(result)`` calls transient (the scheduler did not answer) is queried again, the wait doubling from
-    ``start`` (or 1 s), for at most ``retry_for`` s in a row; only then does it end the wait. ``report(result,
+    ``transient(result)`` calls transient (the scheduler did not answer) is queried again, the wait doubling as
+    above, for at most ``retry_for`` s in a row; only then does it end the wait. ``report(result,
     waited)`` runs after each query. Returns (last result, True when the time ran out). ``started`` is a ``now()``
     reading (the submission's); the last sleep is cut short at the deadline.
     """
@@ -73,10 +73,10 @@ def follow(query, done, report, interval, timeout, started, first=None, sleep=ti
             failing_since = now() if failing_since is None else failing_since
             if now() - failing_since >= retry_for:
                 return result, False
-            wait = min(max(wait, start or 1.0) * 2, max(interval, start or 1.0))
+            wait = min(wait * 2, interval)
             continue
         if result.get("failed"):
             return result, False
         failing_since = None
-        wait = min(wait * 2, interval) if start else interval
+        wait = min(wait * 2, interval)
     return result, False
