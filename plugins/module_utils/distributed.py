@@ -248,12 +248,14 @@ def accelerate_words(argv, dist):
             program = ["--module"] + program[1:]
     else:
         runner, program = ["accelerate", "launch"], ["--no_python"] + argv
-    opts = ["--multi_gpu", "--num_processes=%d" % dist.world_size, "--num_machines=%d" % dist.nodes,
-            "--rdzv_backend=c10d"]
+    opts = ["--multi_gpu", "--num_processes=%d" % dist.world_size, "--num_machines=%d" % dist.nodes]
     if dist.via_srun:
-        opts += [Raw('--main_process_ip="$MASTER_ADDR"'), Raw('--main_process_port="$MASTER_PORT"')]
+        # static rendezvous (Accelerate's default): machine 0, whose port Accelerate checks, hosts the store;
+        # c10d lets any node whose name resolves to itself host it, and then machine 0's check fails
+        opts += ["--rdzv_backend=static", Raw('--main_process_ip="$MASTER_ADDR"'),
+                 Raw('--main_process_port="$MASTER_PORT"')]
     else:   # one node: c10d on a free local port, as torchrun --standalone
-        opts += ["--main_process_ip=localhost", "--main_process_port=0"]
+        opts += ["--rdzv_backend=c10d", "--main_process_ip=localhost", "--main_process_port=0"]
     return runner + opts, program
 
 

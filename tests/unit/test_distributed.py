@@ -357,7 +357,7 @@ def test_distributed_fields_in_inference_are_refused_by_path():
 
 # -- accelerate launch: one per node (Hugging Face Accelerate's Slurm example), exact argv --------------------------
 
-ACCELERATE = ["--multi_gpu", "--num_processes=4", "--num_machines=2", "--rdzv_backend=c10d",
+ACCELERATE = ["--multi_gpu", "--num_processes=4", "--num_machines=2", "--rdzv_backend=static",
               "--main_process_ip=$MASTER_ADDR", "--main_process_port=$MASTER_PORT"]
 NODE = 'n=$1; shift; exec "${@:1:n}" --machine_rank="$SLURM_NODEID" "${@:n+1}"'
 

@@ -284,11 +284,13 @@ def test_bare_ddp_job_runs_on_two_nodes_with_one_loss(cluster):
 @pytest.mark.parametrize("launch,words", [
     ("torchrun", "-m torch.distributed.run --nnodes=\"$SLURM_NNODES\" --nproc-per-node=2 "),
     ("accelerate", "-m accelerate.commands.launch --multi_gpu --num_processes=4 --num_machines=2 "
-                   "--rdzv_backend=c10d ")])
+                   "--rdzv_backend=static ")])
 def test_bare_per_node_launchers_run_on_two_nodes_with_one_loss(cluster, launch, words):
     """One launcher per node (torchrun; Hugging Face Accelerate's accelerate launch), no container, in a venv: each
-    node's launcher starts its 2 ranks, which meet by c10d rendezvous on the first node; each rank's threads are
-    its share of the node's CPUs (2 CPUs, 2 ranks: 1)."""
+    node's launcher starts its 2 ranks, which meet on the first node (torchrun: c10d; accelerate: static, machine 0
+    hosts the store); each rank's threads are its share of the node's CPUs (2 CPUs, 2 ranks: 1). Both test nodes
+    resolve to this host, so with c10d either node's agent could host the store and Accelerate's port check on
+    machine 0 then failed (CI, job 9): static makes the host the node that checked."""
     directory = os.path.join(cluster.workdir, "ddp-bare-" + launch)
     os.makedirs(directory)
     python = torch_python(accelerate=launch == "accelerate")
