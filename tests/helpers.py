@@ -68,3 +68,9 @@ SITE_IMAGES = [
      "framework": "lammps", "version": "2023.8.2", "isa": "x86-64-v3",
      "mpi": {"library": "openmpi", "version": "4.1.6"}},
 ]
+
+
+def spec_of(doc):
+    """The RecipeSpec a DSL document asks for (what container_recipe renders), parsed once."""
+    from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec  # pylint: disable=import-outside-toplevel
+    return spec.spec_of(dsl.parse(doc))

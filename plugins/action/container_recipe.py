@@ -4,9 +4,10 @@
 """Action plugin of sodalite.modak.container_recipe: the recipes are derived on the controller, the files go to
 the host.
 
-The DSL (dsl_file) is read on the controller, as ansible.builtin.template reads its src; only the recipe files
-are transferred (plugin_utils/remote_files.py: one shell command per file, atomic, only when changed). With
-wheels, a directory of the host, the module runs on the host with the DSL read here: it places the wheels there.
+The DSL (dsl_file) is read and parsed on the controller, as ansible.builtin.template reads its src; only the
+recipe files are transferred (plugin_utils/remote_files.py: one shell command per file, atomic, only when
+changed). With wheels, a directory of the host, the module runs on the host with the recipe specification derived
+here (its O(recipe)): it places the wheels there.
 """
 
 from __future__ import annotations
@@ -47,10 +48,10 @@ class ActionModule(ActionBase):
             if missing:
                 return merge_hash(result, dict(failed=True, msg=missing_required_lib(name), exception=error))
         try:
-            document = task.document_of(params, self._load_file)
+            recipe_spec = task.spec_of(params, self._load_file)
             if params["wheels"]:
-                return merge_hash(result, self._on_host(document, task_vars))
-            return merge_hash(result, self._write(params, document, task_vars))
+                return merge_hash(result, self._on_host(recipe_spec, task_vars))
+            return merge_hash(result, self._write(params, recipe_spec, task_vars))
         except DslInvalid as exc:
             return merge_hash(result, dict(failed=True, msg=str(exc), problems=[p.as_dict() for p in exc.problems]))
         except ModakError as exc:
@@ -75,8 +76,8 @@ class ActionModule(ActionBase):
         finally:
             self._loader.cleanup_tmp_file(real)
 
-    def _write(self, params, document, task_vars):
-        recipe, texts = generate.render(document, params["formats"], params["base_image"])
+    def _write(self, params, recipe_spec, task_vars):
+        recipe, texts = generate.render(recipe_spec, params["formats"], params["base_image"])
         remote = RemoteDir(self, task_vars, params["output_dir"])
         changed, paths, diffs = False, {}, []
         for fmt in params["formats"]:
@@ -92,9 +93,11 @@ class ActionModule(ActionBase):
             out["diff"] = diffs
         return out
 
-    def _on_host(self, document, task_vars):
-        """The module on the host, which places the wheels of the host's directory, given the DSL read here."""
+    def _on_host(self, recipe_spec, task_vars):
+        """The module on the host, which places the wheels of the host's directory, given the recipe
+        specification derived here."""
         args = dict(self._task.args)
-        args.pop("dsl_file", None)
-        args["dsl"] = document
+        for key in ("dsl", "dsl_file"):
+            args.pop(key, None)
+        args["recipe"] = recipe_spec.as_dict()
         return self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)

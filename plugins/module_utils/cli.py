@@ -102,13 +102,11 @@ def _load(path):
 
 
 def _check(path):
-    """(document or None, problems) of one file."""
+    """(its JobRequest or None, problems) of one file, parsed once."""
     try:
-        document = _load(path)
-        dsl.parse(document)
+        return dsl.parse(_load(path)), []
     except DslInvalid as exc:
         return None, exc.problems
-    return document, []
 
 
 def _problem_lines(path, problems):
@@ -166,12 +164,12 @@ def _write(output_dir, path, text, mode=0o755):
 
 
 def cmd_optimise(args):
-    documents, bad = [], []
+    requests, bad = [], []
     for path in args.files:                       # validate everything before writing anything
-        document, problems = _check(path)
+        request, problems = _check(path)
         if problems:
             bad.append((path, problems))
-        documents.append((path, document))
+        requests.append((path, request))
     if bad:
         return _invalid("optimise", [], bad)
     catalog = _catalog(args.catalog)
@@ -184,9 +182,9 @@ def cmd_optimise(args):
                              "pip install -r requirements-perf.txt of the collection (or 'sodalite-modak[perf]')")
         records, host = perf_store.load(args.results_store), perf_store.local_hardware()
     results, owners = [], {}
-    for path, document in documents:
+    for path, request in requests:
         try:
-            result = pipeline.optimise(document, catalog, records, host)
+            result = pipeline.optimise_request(request, catalog, records, host)
         except DslInvalid as exc:
             bad.append((path, exc.problems))
             continue
@@ -244,15 +242,15 @@ def _tracked(path):
 
 
 def cmd_recipe(args):
-    from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
-    document, problems = _check(args.file)
+    from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate, spec
+    request, problems = _check(args.file)
     if problems:
         return _invalid("recipe", [], [(args.file, problems)])
     formats = tuple(sorted(set(args.recipe_format), key=generate.FORMATS.index)) if args.recipe_format \
         else generate.FORMATS
     try:
         _target(args.output_dir, "x")
-        out = generate.write(document, args.output_dir, formats, args.base_image, check_mode=args.check)
+        out = generate.write(spec.spec_of(request), args.output_dir, formats, args.base_image, check_mode=args.check)
     except DslInvalid as exc:
         return _invalid("recipe", [], [(args.file, exc.problems)])
     except (ModakError, IOError, OSError) as exc:

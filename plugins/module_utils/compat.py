@@ -1,19 +1,43 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The original MODAK's forms, read into the canonical DSL before the request is built.
+"""The original MODAK's forms, read into the canonical DSL first, before the document is validated (once).
 
-Validation (the schema) has already accepted each form; here it is rewritten, and every rewrite is
-said in the explanation (a note) or, where the reading is a guess, as a warning.
+A form is rewritten only where its canonical reading is valid; anything else is left as written, for the
+validation to name at the path the user wrote. Every rewrite is said in the explanation (a note) or, where the
+reading is a guess, as a warning.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
+from typing import Dict, List
+
+from ansible_collections.sodalite.modak.plugins.module_utils import image_refs
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslProblem
+from ansible_collections.sodalite.modak.plugins.module_utils.schema import end_anchored
 
 
 # the tuners the original named; modak runs its own (sodalite.modak.autotune over optimisation.tuning)
 MODAK_TUNER = "modak"
+STRING_BOOLEANS = ("true", "false", "True", "False")
+
+
+@dataclasses.dataclass
+class Canonical(object):
+    """A document in the canonical DSL, what was said about reading it so, and where its renamed keys were."""
+    doc: object
+    notes: List[str] = dataclasses.field(default_factory=list)
+    warnings: List[str] = dataclasses.field(default_factory=list)
+    renamed: Dict[str, str] = dataclasses.field(default_factory=dict)   # canonical path -> the path written
+
+    def where(self, problem):
+        """``problem`` at the path the user wrote (a renamed key is named as written)."""
+        for path, written in self.renamed.items():
+            if problem.path == path or problem.path.startswith(path + "."):
+                return DslProblem(written + problem.path[len(path):], problem.message, problem.value, problem.hint)
+        return problem
 
 
 def _is_string_boolean(sub):
@@ -33,7 +57,7 @@ def _booleans(node, sub, path, notes):
             if child is None:
                 continue
             value = node[key]
-            if isinstance(value, str) and _is_string_boolean(child):
+            if value in STRING_BOOLEANS and _is_string_boolean(child):
                 node[key] = value.lower() == "true"
                 notes.append("%s%s: the string '%s' is read as the boolean %s (write %s)"
                              % (path, key, value, str(node[key]).lower(), str(node[key]).lower()))
@@ -49,25 +73,27 @@ def _container_runtime(app, notes, warnings):
     if runtime == "":
         notes.append("container_runtime '' means no container: the application runs in the job's own environment "
                      "(target.setup, modules, a venv or conda env it activates)")
-    elif isinstance(runtime, str) and "://" not in runtime and not runtime.endswith((".sif", ".sqsh")):
+    elif (isinstance(runtime, str) and "://" not in runtime and not runtime.endswith((".sif", ".sqsh"))
+          and end_anchored(image_refs.REFERENCE).match("docker://" + runtime)):
         app["container_runtime"] = "docker://" + runtime
         warnings.append("container_runtime '%s' names no transport: read as 'docker://%s' (the image is pulled "
                         "from that registry into the image directory when missing; write the full reference, or a "
                         ".sif path, to say what you mean)" % (runtime, runtime))
 
 
-def _target(target, notes):
-    if "queue_type" in target:
-        kind = target.pop("queue_type")
-        if "job_scheduler_type" not in target:
-            target["job_scheduler_type"] = kind
-            notes.append("target.queue_type '%s' is read as target.job_scheduler_type (the original's "
-                         "EXAMPLE.md name)" % kind)
+def _target(target, canonical):
+    """queue_type alone is read as job_scheduler_type; with both, dsl_rules compares them."""
+    if "queue_type" in target and "job_scheduler_type" not in target:
+        kind = target["job_scheduler_type"] = target.pop("queue_type")
+        canonical.renamed["job.target.job_scheduler_type"] = "job.target.queue_type"
+        canonical.notes.append("target.queue_type '%s' is read as target.job_scheduler_type (the original's "
+                               "EXAMPLE.md name)" % (kind,))
 
 
 def _autotuning(opt, warnings):
-    tuner = (opt.get("autotuning") or {}).get("tuner")
-    if not opt.get("enable_autotuning"):
+    autotuning = opt.get("autotuning")
+    tuner = autotuning.get("tuner") if isinstance(autotuning, dict) else None
+    if opt.get("enable_autotuning") is not True:
         return
     if tuner and tuner != MODAK_TUNER:
         warnings.append("enable_autotuning asks for the tuner '%s', which modak does not run: modak tunes the "
@@ -78,16 +104,17 @@ def _autotuning(opt, warnings):
 
 
 def normalise(doc, schema):
-    """Return (a canonical copy of the validated ``doc``, notes, warnings); ``schema`` is the DSL's JSON schema
+    """The Canonical form of a parsed (not yet validated) ``doc``; ``schema`` is the DSL's JSON schema
     (schema.SCHEMA), which says where a boolean is wanted."""
-    doc = copy.deepcopy(doc)
-    notes, warnings = [], []
-    _booleans(doc, schema, "", notes)
-    job = doc["job"]
+    canonical = Canonical(copy.deepcopy(doc))
+    job = canonical.doc.get("job") if isinstance(canonical.doc, dict) else None
+    if not isinstance(job, dict):
+        return canonical
+    _booleans(canonical.doc, schema, "", canonical.notes)
     if isinstance(job.get("target"), dict):
-        _target(job["target"], notes)
+        _target(job["target"], canonical)
     if isinstance(job.get("application"), dict):
-        _container_runtime(job["application"], notes, warnings)
+        _container_runtime(job["application"], canonical.notes, canonical.warnings)
     if isinstance(job.get("optimisation"), dict):
-        _autotuning(job["optimisation"], warnings)
-    return doc, notes, warnings
+        _autotuning(job["optimisation"], canonical.warnings)
+    return canonical

@@ -59,10 +59,6 @@ _PYTHON = re.compile(r"^(.*/)?python[0-9.]*\Z")
 PER_NODE = ("torchrun", "accelerate")     # launchers that start a node's ranks themselves (one task per node)
 
 
-def _true(value):
-    return value in (True, "true", "True")
-
-
 def _scheduler(job):
     target = job.get("target") if isinstance(job.get("target"), dict) else {}
     name = target.get("job_scheduler_type") or target.get("queue_type") or schedulers.FALLBACK
@@ -89,7 +85,7 @@ def problems(doc):
     out = [DslProblem("job.optimisation.app_type-ai_inference.config.%s" % key, "applies only to training",
                       inference[key], "move it to app_type-ai_training, or remove it")
            for key in ("distributed_training",) + FIELDS
-           if isinstance(inference, dict) and key in inference and inference[key] not in (False, "false", "False")]
+           if isinstance(inference, dict) and key in inference and inference[key] is not False]
     return out + _training_problems(job, opt)
 
 
@@ -99,7 +95,7 @@ def _training_problems(job, opt):
     if not isinstance(config, dict):
         return []
     given = [key for key in FIELDS if key in config]
-    if not _true(config.get("distributed_training")):
+    if config.get("distributed_training") is not True:
         return [DslProblem("%s.%s" % (CONFIG, key), "applies only to distributed training", config[key],
                            "set distributed_training: true, or remove %s" % key) for key in given]
     if opt.get("app_type") != "ai_training":

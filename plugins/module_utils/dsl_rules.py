@@ -1,9 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""DSL rules a JSON Schema cannot state: key types, bash's own variables, raw directives, real dates, numbers.
+"""DSL rules a JSON Schema cannot state: key types, bash's own variables, raw directives, real dates, numbers,
+fields that exclude or need each other.
 
-Each function takes a part of the parsed document and returns DslProblems with their paths.
+Each function takes a part of the canonical document (compat.normalise) and returns DslProblems with their paths;
+``document_problems`` runs them all on a document the schema accepted.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ import datetime
 import math
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils import shell
+from ansible_collections.sodalite.modak.plugins.module_utils import cpu, distributed, shell
+from ansible_collections.sodalite.modak.plugins.module_utils.dsl_values import mail_events, walltime_seconds
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslProblem, path_str
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtime_registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import extra, registry
+from ansible_collections.sodalite.modak.plugins.module_utils.versions import VersionRequest
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
 # bash refuses to assign these (`readonly -p` of bash 5): the script would stop at the export
@@ -25,6 +29,9 @@ BASH_DYNAMIC = frozenset(("BASHPID", "BASH_ARGC", "BASH_ARGV", "BASH_ARGV0", "BA
                           "BASH_SOURCE", "BASH_SUBSHELL", "DIRSTACK", "EPOCHREALTIME", "EPOCHSECONDS", "FUNCNAME",
                           "GROUPS", "HISTCMD", "LINENO", "RANDOM", "SECONDS", "SRANDOM"))
 _DEFER = ("%Y-%m-%d", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S")
+MAX_SPLIT = 16384
+# memory requests that exclude each other: per node, per CPU, per GPU, the whole node
+MEMORY_FIELDS = ("memory_limit", "minimum_memory_per_processor", "memory_per_gpu", "memory_whole_node")
 
 
 def environment_problems(environment, base="job.application.environment"):
@@ -177,3 +184,139 @@ def program_problems(words):
         return [DslProblem(where, "the program name starts with '%', which bash reads as a job (fg)", first[0],
                            "name the program by its path, e.g. ./%s" % first[0])]
     return []
+
+
+# ---------------------------------------------------------------- the whole document
+
+def _get(doc, *keys):
+    for key in keys:
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(key)
+    return doc
+
+
+def document_problems(doc):
+    """The rules of a whole canonical document (its parts' rules below, distributed training's)."""
+    out = []
+    job = doc.get("job", {})
+    opts = job.get("job_options") or {}
+    app = job.get("application") or {}
+    opt = job.get("optimisation")
+    base = "job.job_options"
+
+    if "wall_time_limit" in opts:
+        try:
+            if walltime_seconds(opts["wall_time_limit"]) <= 0:
+                out.append(DslProblem(base + ".wall_time_limit", "must be longer than zero", opts["wall_time_limit"]))
+        except ValueError as exc:
+            out.append(DslProblem(base + ".wall_time_limit", str(exc), opts["wall_time_limit"],
+                                  "use seconds, 'H:MM:SS', 'D-HH:MM:SS' or 'P1DT2H'"))
+    events = opts.get("request_event_notification")
+    if events is not None:
+        try:
+            words = mail_events(events)
+        except ValueError as exc:
+            out.append(DslProblem(base + ".request_event_notification", str(exc), events,
+                                  "Slurm words (BEGIN,END,FAIL,ALL,NONE) or PBS letters (abe, n)"))
+        else:
+            if words != ("NONE",) and not opts.get("email_address"):
+                out.append(DslProblem(base + ".email_address", "is required when event notifications are requested",
+                                      hint="add an email address or drop request_event_notification"))
+    if opts.get("combine_stdout_stderr") is False and not opts.get("standard_error_file"):
+        out.append(DslProblem(base + ".standard_error_file", "is required when combine_stdout_stderr is false",
+                              hint="name an error file, or set combine_stdout_stderr to true"))
+    if opts.get("queue") and opts.get("partition") and opts["queue"] != opts["partition"]:
+        out.append(DslProblem(base + ".partition", "differs from queue; both name the same thing",
+                              opts["partition"], "give only one of queue and partition"))
+    target = job.get("target") or {}
+    kinds = set(registry.ALIASES.get(target[k], target[k]) for k in ("job_scheduler_type", "queue_type")
+                if isinstance(target.get(k), str))
+    if len(kinds) > 1:
+        out.append(DslProblem("job.target.queue_type", "differs from job_scheduler_type; both name the scheduler",
+                              target["queue_type"], "give only job_scheduler_type"))
+    memory = [key for key in MEMORY_FIELDS if opts.get(key) not in (None, False)]
+    for key in memory[1:]:
+        out.append(DslProblem(base + "." + key, "cannot be combined with %s (schedulers take one memory request: "
+                              "Slurm's --mem, --mem-per-cpu and --mem-per-gpu exclude each other)" % memory[0],
+                              hint="keep one of %s" % ", ".join(memory)))
+    if opts.get("memory_per_gpu") is not None and opts.get("request_gpus") == 0:
+        out.append(DslProblem(base + ".memory_per_gpu", "asks memory per GPU of a job without GPUs (request_gpus 0)",
+                              hint="ask for GPUs, or use memory_limit"))
+
+    words = {}
+    for key in ("executable", "arguments"):
+        value = app.get(key)
+        # shlex is quadratic in the token length: only split what the schema lets through (16 KiB at most)
+        if isinstance(value, str) and len(value) <= MAX_SPLIT:
+            try:
+                words[key] = shell.split_words(value)
+            except ValueError as exc:
+                out.append(DslProblem("job.application." + key, "cannot be split into words: %s" % exc, value,
+                                      "balance the quotes, or give arguments as a list"))
+        elif isinstance(value, list):
+            words[key] = [str(v) for v in value]
+    first = (words.get("executable") or []) + (words.get("arguments") or [])
+    if first and not first[0].strip():
+        where = "job.application.executable" if words.get("executable") else "job.application.arguments"
+        out.append(DslProblem(where, "the program to run is an empty word", first[0],
+                              "name the program first, e.g. ./app or python3"))
+
+    out.extend(program_problems(words))
+    out.extend(environment_problems(app.get("environment")))
+    out.extend(environment_problems(app.get("environment_expanded"), "job.application.environment_expanded"))
+    out.extend(expanded_problems(app))
+    out.extend(directive_problems(opts.get("extra_directives"), scheduler_of(doc)))
+    out.extend(defer_problems(opts.get("defer_job")))
+    out.extend(engine_problems(doc))
+    out.extend(launch_problems(app, scheduler_of(doc)))
+    if isinstance(opt, dict):
+        out.extend(_optimisation_problems(opt))
+        out.extend(distributed.problems(doc))
+    return out
+
+
+def _optimisation_problems(opt):
+    out = []
+    base = "job.optimisation"
+    app_type = opt.get("app_type")
+    sections = [k for k in opt if k.startswith("app_type-")]
+    if app_type and "app_type-%s" % app_type not in opt:
+        out.append(DslProblem(base + ".app_type-%s" % app_type, "is required because app_type is '%s'" % app_type,
+                              hint="add the section that describes the %s application" % app_type))
+    for key in sections:
+        if app_type and key != "app_type-%s" % app_type:
+            out.append(DslProblem(base + "." + key, "does not match app_type '%s'" % app_type,
+                                  hint="remove it, or set app_type to '%s'" % key.split("-", 1)[1]))
+    section = opt.get("app_type-%s" % app_type) if app_type else None
+    if isinstance(section, dict):
+        where = "%s.app_type-%s" % (base, app_type)
+        if app_type in ("ai_training", "ai_inference"):
+            chosen = _get(section, "config", "ai_framework")
+            prefix = "ai_framework-"
+        else:
+            chosen = _get(section, "config", "parallelisation")
+            prefix = "parallelisation-"
+        for key in section:
+            if key.startswith(prefix) and chosen and key != prefix + chosen:
+                out.append(DslProblem(where + "." + key, "does not match the chosen %s '%s'" % (prefix[:-1], chosen),
+                                      hint="remove it, or choose '%s'" % key[len(prefix):]))
+        details = section.get(prefix + chosen) if chosen else None
+        if isinstance(details, dict) and "version" in details:
+            try:
+                VersionRequest(details["version"])
+            except ValueError as exc:
+                out.append(DslProblem(where + ".%s%s.version" % (prefix, chosen), str(exc), details["version"]))
+    build = opt.get("opt_build") or {}
+    cpu_type = build.get("cpu_type")
+    if cpu_type:
+        arch = cpu.CPU_TYPE_ARCH.get(cpu_type)
+        for key in ("cpu_isa", "cpu_microarch"):
+            value = build.get(key)
+            if not value or not isinstance(value, str):
+                continue
+            value_arch = cpu.arch_of(value)
+            if value_arch and value_arch != arch:
+                out.append(DslProblem(base + ".opt_build." + key, "is a %s value but cpu_type '%s' is %s"
+                                      % (value_arch, cpu_type, arch), value))
+    return out

@@ -16,7 +16,11 @@ def optimise(document, catalog, records=None, host=None):
     ``records`` (benchmark records) and ``host`` (the target's CPU facts) feed the performance model
     when the DSL states a tuning search space.
     """
-    request = dsl.parse(document)                        # 1. validate, apply defaults
+    return optimise_request(dsl.parse(document), catalog, records, host)   # 1. validate once, apply defaults
+
+
+def optimise_request(request, catalog, records=None, host=None):
+    """Optimise one parsed JobRequest (dsl.parse) against an ImageCatalog."""
     choice = matcher.choose(request, catalog)            # 2. image, with the reasons
     advice = _advise(request, choice, records, host)     # 3a. performance model
     run = settings.plan(request, choice, advice)         # 3. ranks, threads, launcher, env

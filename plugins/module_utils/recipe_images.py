@@ -38,38 +38,6 @@ MANIFEST_TYPES = ", ".join([
 ])
 
 
-def document(spec):
-    """The DSL document a RecipeSpec stands for (what sodalite.modak.container_recipe reads to write its recipe)."""
-    build = {"cpu_type": spec.cpu_type}
-    for key in ("cpu_isa", "cpu_microarch", "cuda_version", "rocm_version"):
-        if getattr(spec, key):
-            build[key] = getattr(spec, key)
-    if spec.cpu_features:
-        build["cpu_features"] = list(spec.cpu_features)
-    if spec.accelerator not in ("none", None):
-        build["acc_type"] = spec.accelerator
-    section = {"opt_build": build}
-    if not spec.enable_opt_build:
-        section["enable_opt_build"] = False
-    if spec.framework:
-        details = {"version": spec.version} if spec.version else {}
-        details.update((_switch(spec.framework, feature), True) for feature in spec.compilers)
-        section.update({"app_type": "ai_training", "app_type-ai_training": {
-            "config": {"ai_framework": spec.framework}, "ai_framework-%s" % spec.framework: details}})
-    else:
-        hpc = {"config": {"parallelisation": spec.parallelisation or ("mpi" if spec.mpi_library else "openmp")}}
-        if spec.mpi_library or spec.version:
-            hpc["parallelisation-mpi"] = {k: v for k, v in (("library", spec.mpi_library), ("version", spec.version))
-                                          if v}
-        if spec.omp_affinity:
-            hpc["parallelisation-openmp"] = {"affinity": spec.omp_affinity}
-        section.update({"app_type": "hpc", "app_type-hpc": hpc})
-    application = {"executable": "true"}
-    if spec.app:
-        application["app_tag"] = spec.app
-    return {"job": {"application": application, "optimisation": section}}
-
-
 def _switch(framework, feature):
     """The DSL option of ``framework`` that asks for the graph compiler ``feature``."""
     known = frameworks.FRAMEWORKS.get(framework)
@@ -223,11 +191,11 @@ def availability(choice, timeout=5.0):
 
 
 def build_request(choice, base_image=None):
-    """What the container_build role needs to build a recipe-backed choice: the DSL, its base image, the image
-    name and the push target (none for a SIF in an image directory)."""
+    """What the container_build role needs to build a recipe-backed choice: its recipe specification (the catalog's
+    ``recipe`` form), its base image, the image name and the push target (none for a SIF in an image directory)."""
     spec = choice.image.recipe
     recipe = recipe_of(spec, base_image)
     uri = choice.uri
     local = uri.startswith("/")
-    return {"dsl": document(spec), "base_image": recipe.base_image, "recipe_sha256": recipe.sha256,
+    return {"recipe": spec.as_dict(), "base_image": recipe.base_image, "recipe_sha256": recipe.sha256,
             "image": uri if local else uri[len("docker://"):], "push_to": "" if local else uri}

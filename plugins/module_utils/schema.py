@@ -10,6 +10,8 @@ script either match a strict pattern here or are shell-quoted by the renderer.
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, image_refs, launchers, mpi
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtime_registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry as scheduler_registry
@@ -423,3 +425,30 @@ def _bound_patterns(node):
 
 
 _bound_patterns(SCHEMA)
+
+
+_PATTERNS = {}
+
+
+def end_anchored(pattern):
+    """The schema's pattern with JSON Schema (ECMA 262) meaning: '$' is the end of the text.
+
+    Python's '$' also matches before a final newline, which let 'job\\n' through every '^...$' pattern.
+    """
+    if pattern not in _PATTERNS:
+        out, escaped, in_class = [], False, False
+        for char in pattern:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == "[" and not in_class:
+                in_class = True
+            elif char == "]" and in_class:
+                in_class = False
+            elif char == "$" and not in_class:
+                char = "\\Z"
+            out.append(char)
+        # ASCII: '\\d' is 0-9 only, as in JSON Schema; other scripts' digits never reach a directive
+        _PATTERNS[pattern] = re.compile("".join(out), re.ASCII)
+    return _PATTERNS[pattern]

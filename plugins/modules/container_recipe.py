@@ -27,13 +27,19 @@ options:
   dsl:
     description:
       - The DSL document, as a dictionary or as JSON/YAML text.
-      - Exactly one of O(dsl) and O(dsl_file) is required.
+      - Exactly one of O(dsl), O(dsl_file) and O(recipe) is required.
     type: raw
   dsl_file:
     description:
       - Path of a DSL document (JSON or YAML) on the controller, looked up like M(ansible.builtin.template)'s C(src)
         (the working directory, then the role's C(files/) and the playbook's directory).
     type: path
+  recipe:
+    description:
+      - The recipe specification itself, in the catalog's C(recipe) form (C(framework), C(version), C(cpu_type),
+        C(cpu_isa), C(accelerator), C(python_packages)...), as M(sodalite.modak.optimise) returns it in RV(sodalite.modak.optimise#module:build)'s
+        C(recipe) for an image to build. Checked against the catalog's schema; each problem is named by its path.
+    type: dict
   output_dir:
     description:
       - Directory of the managed host the recipes are written to (created when missing). Files are written
@@ -74,7 +80,8 @@ seealso:
   - module: sodalite.modak.container_build_plan
 requirements:
   - On the controller, PyYAML, jsonschema >= 4 and archspec.
-  - On the managed host, Python only; with O(wheels) also PyYAML, jsonschema and archspec.
+  - On the managed host, Python only; with O(wheels) also jsonschema and archspec (the action plugin hands the module
+    the recipe specification, derived on the controller).
 author:
   - modak developers (@sodalite-modak)
 """
@@ -147,17 +154,17 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
 from ansible_collections.sodalite.modak.plugins.module_utils.tasks.container_recipe import (
-    ARGUMENT_SPEC, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, document_of)
+    ARGUMENT_SPEC, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, spec_of)
 
 
 def run(module):
     """On the host: what the action plugin hands here when the task places wheels of a host directory."""
     params = module.params
     try:
-        document = document_of(params)
+        recipe_spec = spec_of(params)
     except (IOError, OSError) as exc:
         module.fail_json(msg="cannot read dsl_file %s: %s" % (params["dsl_file"], exc))
-    result = generate.write(document, params["output_dir"], params["formats"], params["base_image"],
+    result = generate.write(recipe_spec, params["output_dir"], params["formats"], params["base_image"],
                             check_mode=module.check_mode, wheels=params["wheels"])
     diff = result.pop("diff")
     if module._diff:

@@ -192,7 +192,7 @@ image:
   description:
     - The chosen image; null values when the application runs bare (no container).
     - C(recipe) is, for a recipe-backed image, the recipe specification it is built from (the catalog's C(recipe)
-      form); the DSL document it stands for is RV(build)'s C(dsl).
+      form), also RV(build)'s C(recipe).
   returned: success
   type: dict
   sample:
@@ -217,7 +217,7 @@ build:
   description:
     - For a recipe-backed image, what the C(sodalite.modak.container_build) role needs to build it; the
       C(sodalite.modak.optimised_job) role builds it before submitting when RV(availability) is C(to-build).
-    - C(dsl) (the document the recipe is derived from), C(image) (the local image name), C(push_to) (the
+    - C(recipe) (the recipe specification, in the catalog's C(recipe) form), C(image) (the local image name), C(push_to) (the
       uri), C(recipe_sha256), C(why) (how availability was found). Empty for other images.
   returned: success
   type: dict

@@ -10,9 +10,10 @@ from helpers import ROOT, ai_doc
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher, recipe_images
 from ansible_collections.sodalite.modak.plugins.module_utils import catalog as catalog_module
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
-from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, DslInvalid
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Choice
-from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_spec
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
+from ansible_collections.sodalite.modak.plugins.module_utils.tasks import container_recipe as container_recipe_task
 
 PYTORCH = {"framework": "pytorch", "version": "2.5"}
 
@@ -114,14 +115,27 @@ def test_recipe_entries_cannot_claim_attributes_of_their_own():
         ImageCatalog.from_data([{"name": "x", "recipe": dict(PYTORCH, compilers=["xla"])}])
 
 
-def test_a_recipe_spec_stands_for_the_dsl_it_is_built_from(catalog):
+def test_the_build_carries_the_recipe_spec_that_container_recipe_builds(catalog):
     """Each recipe entry of the catalog resolves, without the DSL parser, to the recipe that container_recipe
-    writes from the DSL document its build request carries."""
+    writes from the recipe specification its build request carries (never turned back into a DSL document)."""
     for image in catalog:
         if image.recipe:
             build = recipe_images.build_request(Choice(image, image.uri, "catalog"))
-            from_dsl = recipe_spec.from_request(dsl.parse(build["dsl"]))
-            assert from_dsl.sha256 == build["recipe_sha256"] == dict(image.labels)["modak.recipe.sha256"], image.name
+            assert "dsl" not in build
+            spec = container_recipe_task.spec_from_dict(build["recipe"])
+            recipe, _texts = generate.render(spec, base_image=build["base_image"])
+            assert recipe.sha256 == build["recipe_sha256"] == dict(image.labels)["modak.recipe.sha256"], image.name
+
+
+@pytest.mark.parametrize("recipe,path", [
+    ({"framework": "pytorch", "version": "two"}, "recipe.version"),
+    ({"framework": "pytorch", "cpu_isa": "z80"}, "recipe.cpu_isa"),
+    ({"framework": "pytorch", "python_packages": ["x; rm -rf /"]}, "recipe.python_packages[0]"),
+    ({"framework": "pytorch", "extra": 1}, "recipe.extra")])
+def test_a_bad_recipe_spec_is_named_by_its_path(recipe, path):
+    with pytest.raises(DslInvalid) as caught:
+        container_recipe_task.spec_from_dict(recipe)
+    assert [p.path for p in caught.value.problems] == [path]
 
 
 def test_availability_of_published_built_and_to_build_images(tmp_path):

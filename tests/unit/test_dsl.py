@@ -7,7 +7,7 @@ import json
 import pytest
 from helpers import EXAMPLES, ORIGINAL, ai_doc, load, with_
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, dsl_values
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
 
 
@@ -153,19 +153,19 @@ def test_superset_fields_of_the_original_are_accepted():
     ("2-00:00:00", 172800), ("P1DT2H", 93600), ("PT45M", 2700), ("0:0:59", 59),
 ])
 def test_walltime_forms(value, seconds):
-    assert dsl.walltime_seconds(value) == seconds
+    assert dsl_values.walltime_seconds(value) == seconds
 
 
 @pytest.mark.parametrize("value,mb", [(4096, 4096), ("4G", 4096), ("512M", 512), ("1.5G", 1536),
                                       ("1T", 1048576), ("2048k", 2), ("4GB", 4096), ("4Gi", 4096)])
 def test_memory_forms(value, mb):
-    assert dsl.memory_mb(value) == mb
+    assert dsl_values.memory_mb(value) == mb
 
 
 @pytest.mark.parametrize("text,events", [("abe", ("FAIL", "BEGIN", "END")), ("END,FAIL", ("END", "FAIL")),
                                          ("all", ("ALL",)), ("n", ("NONE",))])
 def test_mail_events(text, events):
-    assert dsl.mail_events(text) == events
+    assert dsl_values.mail_events(text) == events
 
 
 def test_yaml_and_json_are_loaded_safely(tmp_path):

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from helpers import ROOT
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl, schema
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl_request, schema
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import Scheduler
 from ansible_collections.sodalite.modak.plugins.modules import batch_job
@@ -41,7 +41,7 @@ def test_batch_job_choices_are_the_registry_names():
 
 def test_schema_enum_and_dsl_aliases_come_from_the_registry():
     assert schema.TARGET["properties"]["job_scheduler_type"]["enum"] == list(registry.ALL_NAMES)
-    assert dsl.SCHEDULER_ALIASES == registry.ALIASES
+    assert dsl_request.SCHEDULER_ALIASES == registry.ALIASES
 
 
 def test_tosca_dsl_type_takes_every_dsl_word():

@@ -1,14 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""What the container_recipe module does: DSL -> Recipe -> files in the output directory."""
+"""What the container_recipe module does: RecipeSpec -> Recipe -> files in the output directory."""
 
 from __future__ import annotations
 
 import os
 import shutil
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files
+from ansible_collections.sodalite.modak.plugins.module_utils import files
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import docker, spec, singularity
 
@@ -16,10 +16,9 @@ WRITERS = {"singularity": singularity, "docker": docker}
 FORMATS = ("singularity", "docker")
 
 
-def render(document, formats=FORMATS, base_image=None, wheels=False):
-    """Parse the DSL and return (recipe, {format: (filename, text)})."""
-    request = dsl.parse(document)
-    recipe = spec.from_request(request, base_image=base_image, wheels=wheels)
+def render(recipe_spec, formats=FORMATS, base_image=None, wheels=False):
+    """(recipe, {format: (filename, text)}) of a RecipeSpec (recipe.spec.spec_of gives a DSL's)."""
+    recipe = spec.from_spec(recipe_spec, base_image=base_image, wheels=wheels)
     texts = {}
     for fmt in formats:
         writer = WRITERS[fmt]
@@ -58,12 +57,12 @@ def place_wheels(source_dir, output_dir, check_mode=False):
     return placed
 
 
-def write(document, output_dir, formats=FORMATS, base_image=None, check_mode=False, wheels=None):
+def write(recipe_spec, output_dir, formats=FORMATS, base_image=None, check_mode=False, wheels=None):
     """Write the recipes; returns a dict with changed, recipes, base_image, labels, diff.
 
     ``wheels``: a directory of wheels (the framework's pinned wheel) placed in the build context.
     """
-    recipe, texts = render(document, formats, base_image, bool(wheels))
+    recipe, texts = render(recipe_spec, formats, base_image, bool(wheels))
     if not check_mode:
         files.ensure_dir(output_dir)
     changed, paths, diff = False, {}, []

@@ -1,12 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The container_recipe task's arguments and its DSL, shared by the module (on a host) and its action plugin (on
-the controller, plugins/action/container_recipe.py)."""
+"""The container_recipe task's arguments and what it builds (a RecipeSpec: from a DSL, or given as it is),
+shared by the module (on a host) and its action plugin (on the controller, plugins/action/container_recipe.py)."""
 
 from __future__ import annotations
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl
+from ansible_collections.sodalite.modak.plugins.module_utils import catalog, dsl, dsl_check
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
+from ansible_collections.sodalite.modak.plugins.module_utils.model import RecipeSpec
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_spec
 
 # the recipe formats, those of recipe/generate.py's writers (a test keeps the two equal; importing generate here
 # would put every writer on the import chain of the argument spec)
@@ -15,13 +18,14 @@ FORMATS = ("singularity", "docker")
 ARGUMENT_SPEC = dict(
     dsl=dict(type="raw"),
     dsl_file=dict(type="path"),
+    recipe=dict(type="dict"),
     output_dir=dict(type="path", required=True),
     formats=dict(type="list", elements="str", choices=list(FORMATS), default=list(FORMATS)),
     base_image=dict(type="str"),
     wheels=dict(type="path"),
 )
-REQUIRED_ONE_OF = [("dsl", "dsl_file")]
-MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file")]
+REQUIRED_ONE_OF = [("dsl", "dsl_file", "recipe")]
+MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file", "recipe")]
 
 
 def document_of(params, load_file=None):
@@ -31,3 +35,19 @@ def document_of(params, load_file=None):
     if isinstance(params["dsl"], (dict, list)):
         return params["dsl"]
     return dsl.loads(str(params["dsl"]))
+
+
+def spec_from_dict(data):
+    """A RecipeSpec in the catalog's ``recipe`` form (as optimise's RV(build) gives it), checked by the catalog's
+    schema; DslInvalid names each problem by its path under ``recipe``."""
+    found = dsl_check.schema_problems(data, catalog.RECIPE_SCHEMA, base=["recipe"])
+    if found:
+        raise DslInvalid(found)
+    return RecipeSpec.from_dict(dict(data, **({"version": str(data["version"])} if "version" in data else {})))
+
+
+def spec_of(params, load_file=None):
+    """What the task builds: O(recipe) as it is, else the RecipeSpec of the DSL (parsed once)."""
+    if params.get("recipe") is not None:
+        return spec_from_dict(params["recipe"])
+    return recipe_spec.spec_of(dsl.parse(document_of(params, load_file)))

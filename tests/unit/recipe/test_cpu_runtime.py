@@ -6,6 +6,8 @@ import os
 
 import pytest
 
+from helpers import spec_of
+
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import blocks, docker, spec, singularity
 
@@ -86,18 +88,18 @@ def test_write_places_the_wheels_in_the_build_context(tmp_path):
     (wheels / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"wheel")
     (wheels / "notes.txt").write_text("ignored")
     out = tmp_path / "ctx"
-    first = generate.write(DOC, str(out), ["docker"], BASE, wheels=str(wheels))
+    first = generate.write(spec_of(DOC), str(out), ["docker"], BASE, wheels=str(wheels))
     assert first["changed"]
     assert sorted(p.name for p in (out / "wheels").iterdir()) == ["torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"]
     assert "COPY wheels /opt/modak/wheels" in (out / "Dockerfile").read_text()
-    assert not generate.write(DOC, str(out), ["docker"], BASE, wheels=str(wheels))["changed"]
+    assert not generate.write(spec_of(DOC), str(out), ["docker"], BASE, wheels=str(wheels))["changed"]
 
 
 def test_an_empty_wheel_directory_is_an_error(tmp_path):
     from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
     from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
     with pytest.raises(OutputError, match="holds no .whl file"):
-        generate.write(DOC, str(tmp_path / "ctx"), ["docker"], BASE, wheels=str(tmp_path))
+        generate.write(spec_of(DOC), str(tmp_path / "ctx"), ["docker"], BASE, wheels=str(tmp_path))
 
 
 def test_the_allocator_starts_no_thread():

@@ -7,7 +7,7 @@ import copy
 
 import pytest
 import yaml
-from helpers import ROOT
+from helpers import ROOT, spec_of
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
@@ -25,7 +25,7 @@ def with_packages(packages, doc=DDP):
 
 
 def test_the_recipe_installs_them_with_the_framework():
-    _recipe, texts = generate.render(with_packages(["accelerate==1.15.0"]), formats=("docker",))
+    _recipe, texts = generate.render(spec_of(with_packages(["accelerate==1.15.0"])), formats=("docker",))
     text = texts["docker"][1]
     assert "pip install --no-cache-dir --extra-index-url https://download.pytorch.org/whl/cpu torch==2.13.0 " \
            "accelerate==1.15.0" in text
@@ -34,7 +34,7 @@ def test_the_recipe_installs_them_with_the_framework():
 def test_a_source_build_installs_them_after_the_framework():
     doc = with_packages(["lightning==2.6.6"])
     doc["job"]["optimisation"]["opt_build"]["cpu_microarch"] = "sapphirerapids"
-    recipe, texts = generate.render(doc, formats=("docker",))
+    recipe, texts = generate.render(spec_of(doc), formats=("docker",))
     assert recipe.attributes["build"] == "optimised-source"
     assert "pip install --no-cache-dir lightning==2.6.6" in texts["docker"][1]
 
@@ -60,7 +60,7 @@ def test_unpinned_or_hostile_requirements_are_refused_by_path(bad):
 
 
 def test_the_built_images_catalog_entry_says_what_it_carries():
-    recipe, _texts = generate.render(with_packages(["accelerate==1.15.0"]), formats=("docker",))
+    recipe, _texts = generate.render(spec_of(with_packages(["accelerate==1.15.0"])), formats=("docker",))
     entry = recipe.catalog_entry("docker://localhost:5000/modak/pytorch:2.13.0-cpu")
     assert entry["python_packages"] == ["accelerate==1.15.0"]
     assert not any("python_packages" in key for key in recipe.labels)
