@@ -113,9 +113,11 @@ def skopeo_copy_argv(image, dest, tls_verify=True):
             "containers-storage:%s" % image, dest]
 
 
-def job_script(name, steps, cpus=8, walltime="04:00:00", workdir=None, scheduler="slurm", after=()):
+def job_script(name, steps, cpus=8, walltime="04:00:00", workdir=None, scheduler="slurm", after=(), modules=(),
+               setup=()):
     """The batch job that runs the argv ``steps`` in order (for sites that forbid builds on login nodes), written
-    for ``scheduler`` by its class (jobspec.py); ``after``: the jobs it waits for (jobspec.After)."""
+    for ``scheduler`` by its class (jobspec.py); ``after``: the jobs it waits for (jobspec.After); ``modules`` and
+    ``setup``: what the site's jobs run first (the DSL's target.modules and target.setup)."""
     name = _check(_NAME, name, "job name")
     match = re.match(r"^(\d{1,3}):(\d{2}):(\d{2})\Z", walltime)
     if not match:
@@ -124,7 +126,7 @@ def job_script(name, steps, cpus=8, walltime="04:00:00", workdir=None, scheduler
     spec = jobspec.JobSpec(name=name, steps=tuple(tuple(step) for step in steps if step),
                            purpose="container_build: build the image on a compute node", workdir=workdir,
                            cpus_per_task=int(cpus), walltime_s=hours * 3600 + minutes * 60 + seconds,
-                           after=tuple(after))
+                           after=tuple(after), modules=tuple(modules), setup=tuple(setup))
     try:
         script, _warnings = jobspec.render(spec, scheduler)
     except (jobspec.JobSpecError, KeyError) as exc:
@@ -133,7 +135,8 @@ def job_script(name, steps, cpus=8, walltime="04:00:00", workdir=None, scheduler
 
 
 def plan(engine, recipe, image, context=".", fakeroot=False, recipe_sha256=None, push_to=None,
-         tls_verify=True, job_name="modak-build", cpus=8, walltime="04:00:00", scheduler="slurm"):
+         tls_verify=True, job_name="modak-build", cpus=8, walltime="04:00:00", scheduler="slurm", modules=(),
+         setup=()):
     """Every command of one build, and the job script that runs them."""
     if engine not in ENGINES:
         raise BuildError("unknown build engine %r (one of %s)" % (engine, ", ".join(ENGINES)))
@@ -149,6 +152,7 @@ def plan(engine, recipe, image, context=".", fakeroot=False, recipe_sha256=None,
         "partial": partial_path(image) if engine in SIF_ENGINES else None,
     }
     out["job_script"] = job_script(job_name, [out["build_argv"], out["finalise_argv"], out["push_argv"]],
-                                   cpus=cpus, walltime=walltime, workdir=context, scheduler=scheduler)
+                                   cpus=cpus, walltime=walltime, workdir=context, scheduler=scheduler,
+                                   modules=modules or (), setup=setup or ())
     out["job_script_suffix"] = registry.get(scheduler).extension
     return out

@@ -91,7 +91,7 @@ def stage_script(req, choice, settings):
             "set -eo pipefail"]
     if req.target.modules:
         body.append("module load %s" % shell.join(req.target.modules))
-    body.extend(shell_lines("target.setup", req.target.setup))
+    body.extend(shell.eval_lines("target.setup", req.target.setup))
     body.append("MODAK_STAGED=present")    # the job's own check, fetching the image where it would stop the job
     stage = runtime.stage_lines(choice.uri, image_dir, settings.gpu_vendor) + ["MODAK_STAGED=staged"]
     body.extend(runtime.check_lines(choice.uri, image_dir, settings.gpu_vendor, absent=stage))
@@ -111,17 +111,6 @@ def clone_dir(src):
     name = name[:-4] if name.endswith(".git") else name
     name = re.sub(r"[^A-Za-z0-9._-]", "_", name)
     return name if name.strip(".") else "source"
-
-
-def shell_lines(what, texts):
-    """User shell (pre-/post-execution, target setup), run as given in the job's shell.
-
-    Each text is one quoted word for ``eval``: it runs exactly as a script body would (same shell, same
-    variables, ``set -e`` applies), and no quote or here-document in it can reach the lines that follow.
-    """
-    if not texts:
-        return []
-    return ["# %s (your shell, run as given)" % what] + ["eval %s" % shell.quote(text) for text in texts]
 
 
 def build_lines(build, wrap):
@@ -154,13 +143,13 @@ def render(req, choice, settings):
         body.extend(backend.workdir_lines())
     if req.target.modules:
         body.append("module load %s" % shell.join(req.target.modules))
-    body.extend(shell_lines("target.setup", req.target.setup))
+    body.extend(shell.eval_lines("target.setup", req.target.setup))
     if app.modules:
         body.append("module load %s" % shell.join(app.modules))
     for name, value in settings.env:    # a run-time word (shell.Raw) is assigned first, so a failure is not masked
         body.extend(["%s=%s" % (name, value), "export %s" % name] if isinstance(value, shell.Raw)
                     else ["export %s=%s" % (name, shell.quote(value))])
-    body.extend(shell_lines("application.pre-execution", app.pre_execution))
+    body.extend(shell.eval_lines("application.pre-execution", app.pre_execution))
 
     binds = list(app.bind_paths)
     if app.working_directory and app.working_directory not in binds:
@@ -193,7 +182,7 @@ def render(req, choice, settings):
         body.append("MODAK_RC=0")
         body.extend(run_notes(run))
         body.append("%s || MODAK_RC=$?" % shell.program_command(run))
-        body.extend(shell_lines("application.post-execution", app.post_execution))
+        body.extend(shell.eval_lines("application.post-execution", app.post_execution))
         body.append('exit "$MODAK_RC"')
     else:
         body.extend(run_notes(run))

@@ -219,3 +219,14 @@ def program(value):
 def program_command(argv):
     """Like ``command``, with the first word taken literally as the program to run."""
     return " ".join([program(argv[0])] + [word(a) for a in argv[1:]]) if argv else ""
+
+
+def eval_lines(what, texts):
+    """User shell (pre-/post-execution, target setup), run as given in the job's shell.
+
+    Each text is one quoted word for ``eval``: it runs exactly as a script body would (same shell, same
+    variables, ``set -e`` applies), and no quote or here-document in it can reach the lines that follow.
+    """
+    if not texts:
+        return []
+    return ["# %s (your shell, run as given)" % what] + ["eval %s" % quote(text) for text in texts]

@@ -73,6 +73,20 @@ options:
       - The choices are the scheduler registry's (the generated fragment C(sodalite.modak.schedulers)).
     type: str
     default: slurm
+  modules:
+    description:
+      - Environment modules the build job loads first (C(module load)), as the site's jobs do (the DSL's
+        C(target.modules)).
+    type: list
+    elements: str
+    default: []
+  setup:
+    description:
+      - Shell the build job runs first, each text as given (C(eval), quoted), as the site's jobs do (the DSL's
+        C(target.setup)), for example the site's C(PATH), proxies or a container tool's set-up.
+    type: list
+    elements: str
+    default: []
 extends_documentation_fragment:
   - sodalite.modak.schedulers
 attributes:

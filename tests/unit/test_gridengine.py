@@ -255,3 +255,22 @@ def test_a_forged_key_is_refused(script, extra_args):
 
 def test_other_contexts_pass():
     gridengine.GridEngine(FakeRunner([])).check("#!/bin/bash\n#$ -ac project=x\nhostname\n", ["-ac", "a=1"])
+
+
+def test_an_ended_jobs_output_is_found_under_grid_engines_own_name(tmp_path):
+    """qacct keeps no output path: a finished job's output is <name>.o<id> in the folder it was submitted from
+    (the build job's log was lost: the role said 'its log ends:' with nothing after it)."""
+    gone = (GONE[0], GONE[1] % "7", GONE[2])
+    answers = [(["qstat", "-j", "7"], gone), (["qacct", "-j", "7"], (0, QACCT % ("modak-build", "7", "0", "1"), ""))]
+    assert gridengine.GridEngine(FakeRunner(list(answers)), chdir=str(tmp_path)).status("7").stdout_path is None
+    (tmp_path / "modak-build.o7").write_text("Error: building at STEP 2\n")
+    status = gridengine.GridEngine(FakeRunner(list(answers)), chdir=str(tmp_path)).status("7")
+    assert (status.state, status.stdout_path) == ("FAILED", str(tmp_path / "modak-build.o7"))
+
+
+def test_an_active_job_without_o_writes_to_its_own_name_in_its_folder():
+    text = QSTAT_J.replace("stdout_path_list:           NONE:NONE:probe-$JOB_ID.out\n", "").replace(
+        "merge:                      y\n", "")
+    runner = FakeRunner([(["qstat", "-j", "2"], (0, text, "")), (["qstat", "-u", "*"], (0, QSTAT_U, ""))])
+    status = gridengine.GridEngine(runner, chdir="/elsewhere").status("2")
+    assert (status.stdout_path, status.stderr_path) == ("/w/probe.o2", "/w/probe.e2")

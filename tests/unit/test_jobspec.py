@@ -147,3 +147,26 @@ def test_grid_engine_holds_on_job_numbers_only():
 def test_the_optimised_job_waits_as_its_scheduler_can():
     assert registry.capable("slurm", registry.AFTER_OK) and registry.capable("flux", registry.AFTER_OK)
     assert not registry.capable("gridengine", registry.AFTER_OK)
+
+
+@pytest.mark.parametrize("scheduler", registry.NAMES)
+def test_a_build_job_runs_what_the_sites_jobs_run_first(scheduler):
+    """The DSL's target.modules and target.setup, run by the job and its staging, were left out of the build job:
+    under Grid Engine (a job's PATH lacks /usr/sbin) a podman build then failed on a missing iptables."""
+    text = build_commands.job_script("modak-build", [["podman", "build", "."]], workdir="/w", scheduler=scheduler,
+                                     modules=["podman/4.3"], setup=['export PATH="$PATH:/usr/sbin"', "a 'b"])
+    body = text.split("set -euo pipefail\n", 1)[1]
+    lines = body.splitlines()
+    at = lines.index("module load podman/4.3")
+    assert lines[at + 1:at + 4] == ["# target.setup (your shell, run as given)",
+                                    "eval 'export PATH=\"$PATH:/usr/sbin\"'", "eval 'a '\"'\"'b'"]
+    assert [n for n, line in enumerate(lines) if line.endswith("podman build .")][0] > at + 3
+    done = subprocess.run(["bash", "-n"], input=text, text=True, capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("field,value", [("modules", ("a b",)), ("modules", ("x;id",)), ("setup", ("a\x00",))])
+def test_a_module_or_setup_that_is_not_one_is_refused(field, value):
+    spec = jobspec.JobSpec(name="j", steps=(("true",),), **{field: value})
+    with pytest.raises(jobspec.JobSpecError, match=field[:-1] if field == "modules" else field):
+        jobspec.render(spec, "slurm")

@@ -192,7 +192,7 @@ def test_pre_execution_cannot_break_the_script(catalog, tmp_path):
     assert proc.returncode != 0 and not (tmp_path / "ran").exists()
 
 
-def test_shell_lines_are_never_templates(catalog):
+def test_eval_lines_are_never_templates(catalog):
     doc = app_doc(**{"pre-execution": "echo {{ 7*7 }} {% if x %}"})
     text = pipeline.optimise(doc, catalog).script.text
     assert "{{ 7*7 }} {% if x %}" in text and "49" not in text

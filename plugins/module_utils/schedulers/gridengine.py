@@ -248,10 +248,12 @@ def list_states(text):
     return states
 
 
-def _paths(value, job_id, name, folder=""):
-    """'NONE:host:/path' or 'path' in stdout_path_list -> the path (relative ones in folder), variables filled in."""
+def _paths(value, job_id, name, folder="", letter="o"):
+    """'NONE:host:/path' or 'path' in stdout_path_list -> the path (relative ones in folder), variables filled in;
+    none given: Grid Engine's own name, <job name>.o<job id> (``letter`` e for errors) in the job's folder
+    (qsub(1), -o)."""
     if not value:
-        return None
+        return "%s/%s.%s%s" % (folder.rstrip("/"), name, letter, job_id) if folder and name else None
     found = value.split(",")[0].split(":")[-1]
     found = found.replace("$JOB_ID", str(job_id)).replace("$JOB_NAME", name or "")
     return found if found.startswith("/") or not folder else folder.rstrip("/") + "/" + found
@@ -377,10 +379,10 @@ class GridEngine(Scheduler):
             _rc, listing, _err = self.runner.run(list_argv())
             letters = list_states(listing).get(str(job_id), "qw")
             name = fields.get("job_name")
-            folder = fields.get("cwd") or self.chdir or ""
+            folder = fields.get("cwd") or fields.get("sge_o_home") or ""
             stdout = _paths(fields.get("stdout_path_list"), job_id, name, folder)
             stderr = stdout if fields.get("merge") == "y" else _paths(fields.get("stderr_path_list"), job_id, name,
-                                                                      folder)
+                                                                      folder, "e")
             return JobStatus(job_id=str(job_id), state=state_word(letters), active=True, name=name,
                              stdout_path=stdout, stderr_path=stderr, comment=fields.get("context"), raw=fields)
         if "do not exist" not in (err + out) and "not exist" not in (err + out):
@@ -395,9 +397,14 @@ class GridEngine(Scheduler):
             if records:
                 fields = records[-1]
                 state, code = ended(fields)
+                # the accounting file keeps no output path: Grid Engine's own name in the folder the job was
+                # submitted from (modak's scripts say -cwd), where it is there
+                name = fields.get("jobname")
+                stdout = _paths(None, job_id, name, self.chdir or "")
+                stdout = stdout if stdout and os.path.isfile(stdout) else None
                 return JobStatus(job_id=str(job_id), state=state, active=False, exit_code=code,
                                  elapsed=elapsed_seconds(fields.get("ru_wallclock", "").split(".")[0].rstrip("s")),
-                                 name=fields.get("jobname"), raw=fields)
+                                 name=name, stdout_path=stdout, raw=fields)
             if attempt + 1 < self.accounting_tries:
                 time.sleep(self.accounting_pause)
         raise SubmitError("Grid Engine knows no job %s (not in qstat, nor in the accounting file)" % job_id)

@@ -22,6 +22,8 @@ ARGUMENT_SPEC = dict(
     cpus=dict(type="int", default=8),
     walltime=dict(type="str", default="04:00:00"),
     scheduler=dict(type="str", default="slurm", choices=list(registry.NAMES)),
+    modules=dict(type="list", elements="str", default=[]),
+    setup=dict(type="list", elements="str", default=[]),
 )
 
 
@@ -29,4 +31,5 @@ def plan(p):
     """The build plan of validated arguments ``p`` (ModakError for a value the plan refuses)."""
     return build_commands.plan(p["engine"], p["recipe"], p["image"], context=p["context"], fakeroot=p["fakeroot"],
                                recipe_sha256=p["recipe_sha256"], push_to=p["push_to"], tls_verify=p["tls_verify"],
-                               job_name=p["job_name"], cpus=p["cpus"], walltime=p["walltime"], scheduler=p["scheduler"])
+                               job_name=p["job_name"], cpus=p["cpus"], walltime=p["walltime"], scheduler=p["scheduler"],
+                               modules=p["modules"], setup=p["setup"])
