@@ -44,7 +44,7 @@ def ran(folder, name, env):
 
 
 @pytest.fixture
-def insecure(registry):
+def insecure(registry):  # noqa: F811
     """The site's word that its registry speaks plain HTTP (registries.conf), as the build's push is told with
     tls_verify: false; the staging job's podman pull reads it."""
     path = "/etc/containers/registries.conf.d/modak-test-%s.conf" % registry["host"].replace(":", "-")
