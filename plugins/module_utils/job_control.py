@@ -287,7 +287,19 @@ class Job(object):
         self.result["msg"] = "job %s cancelled (%s)" % (job_id, status.state)
         return self.result
 
+    def available(self):
+        """Whether the scheduler answers (state=available); changes nothing, never submits."""
+        try:
+            answers, said = self.backend.answers()
+        except SubmitError as exc:           # not installed here, or no answer within command_timeout
+            answers, said = False, str(exc)
+        self.result.update(available=answers, msg="%s %s: %s" % (self.scheduler, "answers" if answers
+                                                                  else "does not answer", said))
+        return self.result
+
     def execute(self):
+        if self.req.state == "available":
+            return self.available()
         if self.req.state == "absent":
             return self.absent()
         if self.req.state == "query":

@@ -84,8 +84,12 @@ options:
         and changes nothing; it never submits and never waits. As with V(submitted), the task fails when the
         job has ended in a state other than C(COMPLETED) and O(fail_on_job_error=true). O(scheduler) or
         O(script) is needed to know the scheduler, as for V(absent).
+      - V(available) reports whether the scheduler answers (RV(available)) by running its own status command once
+        (Slurm C(scontrol ping), PBS C(qstat -B), Grid Engine C(qstat -g c), Flux C(flux uptime); a run on the host
+        always answers). It changes nothing and never fails on the answer. O(scheduler) or O(script) names the
+        scheduler.
     type: str
-    choices: [submitted, absent, query]
+    choices: [submitted, absent, query, available]
     default: submitted
   job_id:
     description:
@@ -226,6 +230,11 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+available:
+  description: Whether the scheduler answers, with O(state=available); RV(msg) says what it said.
+  returned: with O(state=available)
+  type: bool
+  sample: true
 job_id:
   description: The scheduler's job id (the process id for local jobs); null in check mode when nothing ran.
   returned: always
@@ -335,7 +344,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.job_control import 
 ARGUMENT_SPEC = dict(
     script=dict(type="path"),
     scheduler=dict(type="str", choices=list(NAMES)),
-    state=dict(type="str", default="submitted", choices=["submitted", "absent", "query"]),
+    state=dict(type="str", default="submitted", choices=["submitted", "absent", "query", "available"]),
     job_id=dict(type="str"),
     wait=dict(type="bool", default=False),
     wait_timeout=dict(type="int", default=3600),
@@ -354,8 +363,9 @@ ARGUMENT_SPEC = dict(
 
 def main():
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
-                           required_if=[("state", "submitted", ("script",)), ("state", "query", ("job_id",))],
-                           required_one_of=[("script", "job_id")])
+                           required_if=[("state", "submitted", ("script",)), ("state", "query", ("job_id",)),
+                                        ("state", "absent", ("script", "job_id"), True),
+                                        ("state", "available", ("script", "scheduler"), True)])
     params = dict((key, module.params[key]) for key in ARGUMENT_SPEC)
     if params["wait"] and params["state"] != "query" and params["poll_interval"] < POLL_FLOOR_S:
         module.warn("poll_interval=%s is below the floor of %s s; polling every %s s"

@@ -123,7 +123,9 @@ class Scheduler(object):
     ``task_cpus_var`` (the variables holding a node's and a task's allocated CPUs at run time; None: the node's
     ``nproc``; ``node_cpus_total``: the variable counts the whole job's CPUs, so it is shared by every rank),
     ``launch_options`` and ``launch_typed_options`` (the options of its task launcher, srun's, that
-    ``application.launch_options`` may carry, as ``allowed_options``).
+    ``application.launch_options`` may carry, as ``allowed_options``), ``ping_argv`` (a command that succeeds
+    only while the scheduler answers, and ``down_words``: words of its output that say it does not; none: a run on
+    the host, always there).
     Names, aliases and
     capabilities are the registry's descriptor (schedulers/registry.py), so that the DSL reads them without
     loading a backend. Optional method: ``test_only(script, extra_args)``, a check without submitting.
@@ -138,6 +140,8 @@ class Scheduler(object):
     host_file_form = "slots"
     allowed_options = {}
     typed_options = {}
+    ping_argv = ()
+    down_words = ()
     node_cpus_var = None
     task_cpus_var = None
     node_cpus_total = False
@@ -149,6 +153,15 @@ class Scheduler(object):
         self.chdir = chdir
         self.script_path = script
         self.job_name = job_name
+
+    def answers(self):
+        """(whether the scheduler answers, what it said): ``ping_argv`` succeeded and said none of ``down_words``."""
+        if not self.ping_argv:
+            return True, "%s runs jobs on this host" % self.name
+        rc, out, err = self.runner.run(list(self.ping_argv), check=False)
+        said = " ".join((out + " " + err).split())
+        down = [word for word in self.down_words if word in said.split()]
+        return rc == 0 and not down, said or "%s exited %d" % (" ".join(self.ping_argv), rc)
 
     # -- the script: directives ---------------------------------------------------------------------------------
 

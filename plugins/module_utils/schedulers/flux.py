@@ -110,6 +110,7 @@ class Flux(Scheduler):
     prefix = "# flux:"
     extension = ".flux"
     default_launcher = "mpiexec"
+    ping_argv = ("flux", "uptime")         # flux-uptime(1): the instance's state and size, an error outside one
     allowed_options = ALLOWED_OPTIONS
     typed_options = TYPED_OPTIONS
 

@@ -288,6 +288,7 @@ class GridEngine(Scheduler):
     submit_dir_var = "SGE_O_WORKDIR"
     default_launcher = "mpirun"
     host_file = "PE_HOSTFILE"
+    ping_argv = ("qstat", "-g", "c")       # qstat(1): the cluster queue summary; "unable to contact qmaster" else
     host_file_form = "pe"
     allowed_options = ALLOWED_OPTIONS
     typed_options = TYPED_OPTIONS

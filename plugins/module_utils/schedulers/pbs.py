@@ -86,6 +86,7 @@ class PbsFamily(Scheduler):
     extension = ".pbs"
     submit_dir_var = "PBS_O_WORKDIR"
     default_launcher = "mpirun"
+    ping_argv = ("qstat", "-B")            # qstat(1B): the server's status, an error when it does not answer
     host_file = "PBS_NODEFILE"
     status_argv = staticmethod(status_argv)
     typed_options = TYPED_OPTIONS

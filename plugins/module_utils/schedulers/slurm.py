@@ -190,6 +190,8 @@ class Slurm(Scheduler):
     default_launcher = "srun"
     allowed_options = ALLOWED_OPTIONS
     typed_options = TYPED_OPTIONS
+    ping_argv = ("scontrol", "ping")       # scontrol(1): "Slurmctld(primary) at HOST is UP" (or DOWN)
+    down_words = ("DOWN",)
     launch_options = LAUNCH_OPTIONS
     launch_typed_options = LAUNCH_TYPED_OPTIONS
     node_cpus_var = "SLURM_CPUS_ON_NODE"     # sbatch(1), OUTPUT ENVIRONMENT VARIABLES
