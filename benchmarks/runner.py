@@ -8,8 +8,9 @@ in rounds; each round visits every configuration once in a freshly shuffled orde
 load spreads over all configurations.
 
   runner.py --store results.sqlite --configs '[{"threads": 1}, {"threads": 2, "precision": "bf16"}]' --reps 3
-  runner.py --store results.sqlite --configs-file plan.json --slurm-array job.sh   # write a Slurm array script
-  runner.py --store results.sqlite --configs-file plan.json --index 3              # run one array element
+  runner.py --store results.sqlite --configs-file plan.json --array-job job.sbatch --scheduler slurm
+                                                          # write a job array (any scheduler with arrays)
+  runner.py --store results.sqlite --configs-file plan.json --index 3              # run one position of the plan
   runner.py ... --run-prefix '["ch-run", "--set-env", "-b", "/w:/mnt", "-c", "/mnt", "IMG", "--"]' \
             --image docker://host/ns/img:tag --python python3 --workload /mnt/mnist_cnn.py  # inside the job's image
 
@@ -24,7 +25,6 @@ import argparse
 import json
 import os
 import random
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -38,6 +38,7 @@ TORCH_PIN = "torch==2.13.0"
 sys.path.insert(0, os.path.join(ROOT, "collections") if os.path.isdir(os.path.join(ROOT, "collections"))
                 else os.path.dirname(os.path.dirname(os.path.dirname(ROOT))))
 
+from ansible_collections.sodalite.modak.plugins.module_utils import jobspec  # noqa: E402
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store  # noqa: E402
 
 
@@ -118,27 +119,19 @@ def run_plan(configs, reps, store_path=None, seed=None, steps=8, warmup=2, log=s
     return records
 
 
-def slurm_array_script(configs_file, reps, store_path, steps=8, warmup=2, python=sys.executable,
-                       job_name="modak-bench"):
-    """A Slurm job-array script: one element per (repetition, configuration), in shuffled order."""
+def array_job_script(configs_file, reps, store_path, scheduler="slurm", steps=8, warmup=2, python=sys.executable,
+                     job_name="modak-bench"):
+    """A job array for ``scheduler``, written by its class as every job modak writes (jobspec.py): one element per
+    (repetition, configuration), each on a node of its own, in the order of the plan shuffled with the array's id
+    as seed (the same in every element)."""
     with open(configs_file) as handle:
         count = len(json.load(handle))
-    total = count * reps
-    me = os.path.abspath(__file__)
-    return "\n".join([
-        "#!/bin/bash",
-        "#SBATCH --job-name=%s" % job_name,
-        "#SBATCH --array=0-%d" % (total - 1),
-        "#SBATCH --ntasks=1",
-        "#SBATCH --exclusive",
-        "#SBATCH --output=%s-%%A_%%a.out" % job_name,
-        "set -eo pipefail",
-        "# element i runs position i of the shuffled plan (seed = array job id, identical in all elements)",
-        "exec %s %s --store %s --configs-file %s --reps %d --steps %d --warmup %d --index \"$SLURM_ARRAY_TASK_ID\" "
-        "--seed \"$SLURM_ARRAY_JOB_ID\"" % (shlex.quote(python), shlex.quote(me), shlex.quote(store_path),
-                                            shlex.quote(os.path.abspath(configs_file)), reps, steps, warmup),
-        "",
-    ])
+    spec = jobspec.JobSpec(
+        name=job_name, purpose="benchmark array: element i runs position i of the shuffled plan",
+        steps=((python, os.path.abspath(__file__), "--store", store_path, "--configs-file",
+                os.path.abspath(configs_file), "--reps", str(reps), "--steps", str(steps), "--warmup", str(warmup),
+                "--array-element"),), array_size=count * reps, exclusive=True)
+    return jobspec.render(spec, scheduler)
 
 
 def main(argv=None):
@@ -151,7 +144,10 @@ def main(argv=None):
     p.add_argument("--steps", type=int, default=8)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--index", type=int, default=None, help="run only this position of the plan (array element)")
-    p.add_argument("--slurm-array", metavar="SCRIPT", help="write a Slurm array script instead of running")
+    p.add_argument("--array-job", metavar="SCRIPT", help="write a job array script instead of running")
+    p.add_argument("--scheduler", default="slurm", help="the scheduler of --array-job (one with job arrays)")
+    p.add_argument("--array-element", action="store_true",
+                   help="run the position MODAK_ARRAY_INDEX of the plan, seeded with MODAK_ARRAY_JOB (in an array)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.add_argument("--install-torch", action=argparse.BooleanOptionalAction, default=False,
                    help="pip-install the pinned torch (benchmarks/requirements-bench.txt) when it is missing")
@@ -169,15 +165,25 @@ def main(argv=None):
             configs = json.load(handle)
     else:
         configs = json.loads(args.configs or "[{}]")
-    if args.slurm_array:
+    if args.array_job:
         if not args.configs_file:
-            p.error("--slurm-array needs --configs-file")
-        with open(args.slurm_array, "w") as handle:
-            handle.write(slurm_array_script(args.configs_file, args.reps, os.path.abspath(args.store),
-                                            args.steps, args.warmup))
-        os.chmod(args.slurm_array, 0o755)
-        print(json.dumps({"changed": True, "script": args.slurm_array, "elements": len(configs) * args.reps}))
+            p.error("--array-job needs --configs-file")
+        try:
+            script, warnings = array_job_script(args.configs_file, args.reps, os.path.abspath(args.store), args.scheduler,
+                                      args.steps, args.warmup)
+        except (jobspec.JobSpecError, KeyError) as exc:
+            p.error(str(exc).strip("'\""))
+        with open(args.array_job, "w") as handle:
+            handle.write(script.text)
+        os.chmod(args.array_job, 0o755)
+        print(json.dumps({"changed": True, "script": args.array_job, "elements": len(configs) * args.reps,
+                          "warnings": warnings}))
         return 0
+    if args.array_element:
+        try:
+            args.index, args.seed = int(os.environ["MODAK_ARRAY_INDEX"]), int(os.environ["MODAK_ARRAY_JOB"])
+        except (KeyError, ValueError) as exc:
+            p.error("--array-element runs in an array element (MODAK_ARRAY_INDEX, MODAK_ARRAY_JOB): %s" % exc)
     if not prefix:
         ensure_torch(args.python, install=args.install_torch)
     if args.index is not None:

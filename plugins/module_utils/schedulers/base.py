@@ -142,6 +142,13 @@ class Scheduler(object):
     typed_options = {}
     ping_argv = ()
     down_words = ()
+    # an array of ``size`` elements: the job_array form the class writes, and shell expressions (run in each
+    # element) of its index from 0 and of the id every element shares; the registry's ARRAYS capability says
+    # which classes have them
+    exclusive_nodes = True     # the class writes node_exclusive (a JobSpec's exclusive warns where it cannot)
+    array_first = 0
+    array_index_expr = None
+    array_job_expr = None
     node_cpus_var = None
     task_cpus_var = None
     node_cpus_total = False
@@ -153,6 +160,11 @@ class Scheduler(object):
         self.chdir = chdir
         self.script_path = script
         self.job_name = job_name
+
+    @classmethod
+    def array_range(cls, size):
+        """The job_array value of an array of ``size`` elements, numbered from the scheduler's first index."""
+        return "%d-%d" % (cls.array_first, cls.array_first + size - 1)
 
     def answers(self):
         """(whether the scheduler answers, what it said): ``ping_argv`` succeeded and said none of ``down_words``."""

@@ -288,6 +288,10 @@ class GridEngine(Scheduler):
     submit_dir_var = "SGE_O_WORKDIR"
     default_launcher = "mpirun"
     host_file = "PE_HOSTFILE"
+    exclusive_nodes = False                         # no portable resource for it: a site names its own
+    array_first = 1                                 # qsub(1), -t: task ids from 1, in SGE_TASK_ID
+    array_index_expr = "$((SGE_TASK_ID - 1))"
+    array_job_expr = "$JOB_ID"
     ping_argv = ("qstat", "-g", "c")       # qstat(1): the cluster queue summary; "unable to contact qmaster" else
     host_file_form = "pe"
     allowed_options = ALLOWED_OPTIONS

@@ -84,6 +84,8 @@ def status_argv(job_id):
 
 class PbsPro(PbsFamily):
     name = "pbspro"
+    array_index_expr = "$PBS_ARRAY_INDEX"          # qsub(1B), -J: PBS_ARRAY_INDEX, PBS_ARRAY_ID '1234[].server'
+    array_job_expr = "${PBS_ARRAY_ID%%\\[*}"
     status_argv = staticmethod(status_argv)
     allowed_options = ALLOWED_OPTIONS
     node_cpus_var = "NCPUS"      # PBS Pro sets it to the ncpus of the job's first chunk (pbs_environment)

@@ -23,6 +23,8 @@ SRUN_STEPS = "srun_steps"
 BATCH = "batch"
 # a job can wait for another to end well (exit status 0), not only to end (Grid Engine's -hold_jid cannot say it)
 AFTER_OK = "after_ok"
+# one script submitted as an array of jobs, each element knowing its index (Scheduler.array_*)
+ARRAYS = "arrays"
 
 Descriptor = namedtuple("Descriptor", "name title aliases capabilities")
 Descriptor.__doc__ = "A scheduler as the DSL knows it: its name, its title, the other words for it, what it can do."
@@ -30,10 +32,10 @@ Descriptor.__doc__ = "A scheduler as the DSL knows it: its name, its title, the 
 # the registration, in the order scripts are recognised (a backend that claims every #PBS script, Torque, comes
 # after the one that claims some, PBS Pro); the last one is the fallback: it takes the scripts nobody claims
 SCHEDULERS = (
-    Descriptor("slurm", "Slurm", (), frozenset((BATCH, SRUN_STEPS, AFTER_OK))),
-    Descriptor("pbspro", "PBS Pro", ("pbs",), frozenset((BATCH, AFTER_OK))),
-    Descriptor("torque", "Torque", (), frozenset((BATCH, AFTER_OK))),
-    Descriptor("gridengine", "Grid Engine", ("sge",), frozenset((BATCH,))),
+    Descriptor("slurm", "Slurm", (), frozenset((BATCH, SRUN_STEPS, AFTER_OK, ARRAYS))),
+    Descriptor("pbspro", "PBS Pro", ("pbs",), frozenset((BATCH, AFTER_OK, ARRAYS))),
+    Descriptor("torque", "Torque", (), frozenset((BATCH, AFTER_OK, ARRAYS))),
+    Descriptor("gridengine", "Grid Engine", ("sge",), frozenset((BATCH, ARRAYS))),
     Descriptor("flux", "Flux", (), frozenset((BATCH, AFTER_OK))),
     Descriptor("local", "bash on the host", ("none", "bash"), frozenset()),
 )

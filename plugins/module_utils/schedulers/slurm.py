@@ -190,6 +190,8 @@ class Slurm(Scheduler):
     default_launcher = "srun"
     allowed_options = ALLOWED_OPTIONS
     typed_options = TYPED_OPTIONS
+    array_index_expr = "$SLURM_ARRAY_TASK_ID"     # sbatch(1), OUTPUT ENVIRONMENT VARIABLES
+    array_job_expr = "$SLURM_ARRAY_JOB_ID"
     ping_argv = ("scontrol", "ping")       # scontrol(1): "Slurmctld(primary) at HOST is UP" (or DOWN)
     down_words = ("DOWN",)
     launch_options = LAUNCH_OPTIONS

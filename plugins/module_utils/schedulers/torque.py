@@ -47,6 +47,8 @@ class Torque(PbsFamily):
     """Any #PBS script that PBS Pro does not claim (no select=) is Torque's."""
 
     name = "torque"
+    array_index_expr = "$PBS_ARRAYID"              # qsub(1), -t: PBS_ARRAYID; PBS_JOBID '1234[5].server'
+    array_job_expr = "${PBS_JOBID%%\\[*}"
     allowed_options = ALLOWED_OPTIONS
     node_cpus_var = "PBS_NUM_PPN"   # Torque's qsub(1): the ppn asked for each node
 

@@ -71,12 +71,46 @@ def test_benchmark_playbook_fills_the_store(tmp_path):
     assert sorted(r["config"]["threads"] for r in records) == [1, 1, 2, 2]
 
 
-def test_slurm_array_script(tmp_path):
+@pytest.mark.parametrize("scheduler,directives,index", [
+    ("slurm", ["#SBATCH --job-name=modak-bench", "#SBATCH --array=0-8", "#SBATCH --exclusive"],
+     'MODAK_ARRAY_INDEX="$SLURM_ARRAY_TASK_ID"'),
+    ("gridengine", ["#$ -N modak-bench", "#$ -t 1-9"], 'MODAK_ARRAY_INDEX="$((SGE_TASK_ID - 1))"'),
+    ("pbspro", ["#PBS -N modak-bench", "#PBS -J 0-8"], 'MODAK_ARRAY_INDEX="$PBS_ARRAY_INDEX"'),
+    ("torque", ["#PBS -N modak-bench", "#PBS -t 0-8"], 'MODAK_ARRAY_INDEX="$PBS_ARRAYID"')])
+def test_the_array_job_is_written_by_the_schedulers_class(tmp_path, scheduler, directives, index):
+    """The benchmark array was Slurm's text written by hand; it is a JobSpec with array_size, written by each
+    scheduler's class (nine elements: three configurations, three repetitions)."""
     configs = tmp_path / "configs.json"
     configs.write_text(json.dumps([{"threads": 1}, {"threads": 2}, {"precision": "bf16"}]))
-    script = runner.slurm_array_script(str(configs), 3, str(tmp_path / "s.sqlite"))
-    assert "#SBATCH --array=0-8" in script
-    assert '--index "$SLURM_ARRAY_TASK_ID"' in script
+    script, warnings = runner.array_job_script(str(configs), 3, str(tmp_path / "s.sqlite"), scheduler)
+    text = script.text
+    assert bool(warnings) == (scheduler == "gridengine"), warnings   # no portable exclusive node there
+    assert all(line in text.splitlines() for line in directives), text
+    assert index in text.splitlines() and "export MODAK_ARRAY_INDEX MODAK_ARRAY_JOB" in text
+    assert text.rstrip().endswith("--array-element")
+    assert subprocess.run(["bash", "-n"], input=text, text=True, check=False).returncode == 0
+
+
+def test_an_array_element_runs_its_position_of_the_plan(tmp_path, monkeypatch):
+    configs = tmp_path / "configs.json"
+    configs.write_text(json.dumps([{"threads": 1}, {"threads": 2}]))
+    ran = []
+    monkeypatch.setattr(runner, "run_one", lambda config, *a, **k: ran.append(config) or {"ok": False})
+    monkeypatch.setattr(runner, "ensure_torch", lambda *a, **k: None)
+    monkeypatch.setenv("MODAK_ARRAY_INDEX", "3")
+    monkeypatch.setenv("MODAK_ARRAY_JOB", "42")
+    runner.main(["--store", str(tmp_path / "s.sqlite"), "--configs-file", str(configs), "--reps", "2",
+                 "--array-element"])
+    assert ran == [runner.plan([{"threads": 1}, {"threads": 2}], 2, 42)[3][1]]
+
+
+def test_a_scheduler_without_arrays_is_refused(tmp_path, capsys):
+    configs = tmp_path / "configs.json"
+    configs.write_text("[{}]")
+    with pytest.raises(SystemExit):
+        runner.main(["--store", str(tmp_path / "s.sqlite"), "--configs-file", str(configs), "--array-job",
+                     str(tmp_path / "a.flux"), "--scheduler", "flux"])
+    assert "flux runs no job arrays" in capsys.readouterr().err
 
 
 def test_workload_ddp_mode_two_ranks_print_one_final_loss():
