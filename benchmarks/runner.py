@@ -169,8 +169,8 @@ def main(argv=None):
         if not args.configs_file:
             p.error("--array-job needs --configs-file")
         try:
-            script, warnings = array_job_script(args.configs_file, args.reps, os.path.abspath(args.store), args.scheduler,
-                                      args.steps, args.warmup)
+            script, warnings = array_job_script(args.configs_file, args.reps, os.path.abspath(args.store),
+                                                args.scheduler, args.steps, args.warmup)
         except (jobspec.JobSpecError, KeyError) as exc:
             p.error(str(exc).strip("'\""))
         with open(args.array_job, "w") as handle:

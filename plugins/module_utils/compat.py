@@ -16,12 +16,14 @@ from typing import Dict, List
 
 from ansible_collections.sodalite.modak.plugins.module_utils import image_refs
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslProblem
+from ansible_collections.sodalite.modak.plugins.module_utils.launchers import registry as launchers
 from ansible_collections.sodalite.modak.plugins.module_utils.schema import end_anchored
 
 
 # the tuners the original named; modak runs its own (sodalite.modak.autotune over optimisation.tuning)
 MODAK_TUNER = "modak"
 STRING_BOOLEANS = ("true", "false", "True", "False")
+TRAINING_LAUNCHES = ("auto",) + launchers.TRAINING_NAMES      # what distributed_launch may say
 
 
 @dataclasses.dataclass
@@ -90,6 +92,24 @@ def _target(target, canonical):
                                "EXAMPLE.md name)" % (kind,))
 
 
+def _launcher(job, canonical):
+    """A distributed training's ``distributed_launch`` (the old field) is read as ``application.launcher`` (one
+    launcher field), unless the application names a launcher too: dsl_rules then compares the two."""
+    section = job["optimisation"].get("app_type-ai_training")
+    config = section.get("config") if isinstance(section, dict) else None
+    app = job.get("application")
+    if not (isinstance(config, dict) and config.get("distributed_training") is True and isinstance(app, dict)
+            and config.get("distributed_launch") in TRAINING_LAUNCHES):
+        return
+    if app.get("launcher", "auto") == "auto":
+        launch = app["launcher"] = config.pop("distributed_launch")
+        canonical.renamed["job.application.launcher"] = \
+            "job.optimisation.app_type-ai_training.config.distributed_launch"
+        if launch != "auto":
+            canonical.notes.append("distributed_launch '%s' is read as application.launcher (the one launcher "
+                                   "field; distributed_launch is its old name)" % launch)
+
+
 def _autotuning(opt, warnings):
     autotuning = opt.get("autotuning")
     tuner = autotuning.get("tuner") if isinstance(autotuning, dict) else None
@@ -117,4 +137,5 @@ def normalise(doc, schema):
         _container_runtime(job["application"], canonical.notes, canonical.warnings)
     if isinstance(job.get("optimisation"), dict):
         _autotuning(job["optimisation"], canonical.warnings)
+        _launcher(job, canonical)
     return canonical

@@ -1,24 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Data-parallel training (PyTorch DDP): the DSL's rules, the plan of ranks and the launch lines.
+"""Data-parallel training (PyTorch DDP): the DSL's rules, the plan of ranks and the rendezvous lines.
 
-Two launches, both as HPC centres publish them:
-
-* ``srun`` (Slurm's default here, as NERSC, LUMI and the PyTorch Geometric guide write it): one Slurm task per
-  rank. The batch script exports MASTER_ADDR (the first host of the allocation) and MASTER_PORT; a fixed
-  ``bash -c`` wrapper sets RANK, LOCAL_RANK and WORLD_SIZE inside each task from SLURM_PROCID, SLURM_LOCALID
-  and SLURM_NTASKS, then runs the container (one per rank, like an MPI rank). Slurm counts, binds and
-  signals every rank, and the image needs no launcher of its own.
-* ``torchrun`` (as CSC and Sigma2 write it): one Slurm task per node, each running torchrun with c10d
-  rendezvous at MASTER_ADDR:MASTER_PORT; torchrun starts the node's ranks.
-* ``accelerate`` (as Hugging Face Accelerate's Slurm example writes it): one Slurm task per node, each running
-  ``accelerate launch --multi_gpu`` with c10d rendezvous at MASTER_ADDR:MASTER_PORT (``--multi_gpu`` picks
-  Accelerate's torch.distributed launcher, on CPUs too, where the program gets gloo; ``--cpu`` would start one
-  process); on one node without Slurm, c10d on a free local port.
-
-Without Slurm one node runs ``torchrun --standalone`` (local, PBS, Grid Engine); more nodes there are refused.
-The program reads the usual variables (``init_process_group(init_method="env://")``) and the backend from
+The launch is the launcher's (``application.launcher``, launchers/registry.py): ``srun`` (Slurm's default here,
+one task per rank), ``torchrun`` or ``accelerate`` (one per node, starting the node's ranks), each in its own
+file. Without Slurm one node runs ``torchrun --standalone`` (local, PBS, Grid Engine); more nodes there are
+refused. The batch script exports MASTER_ADDR (the first host of the allocation) and MASTER_PORT (from the job
+id); the program reads the usual variables (``init_process_group(init_method="env://")``) and the backend from
 MODAK_DIST_BACKEND: gloo on CPUs, nccl on GPUs (ROCm builds of PyTorch name RCCL nccl too).
 """
 
@@ -28,6 +17,7 @@ import dataclasses
 import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslProblem
+from ansible_collections.sodalite.modak.plugins.module_utils.launchers import registry as launchers
 from ansible_collections.sodalite.modak.plugins.module_utils.model import DistributedPlan
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry as schedulers
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
@@ -43,9 +33,6 @@ RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
 # what the launchers set for each rank or node (torchrun's too): never from application.environment
 RENDEZVOUS_NAMES = HOST_VARS + RANK_VARS + ("LOCAL_WORLD_SIZE", "GROUP_RANK", "NODE_RANK")
 # fixed text: the task's own Slurm variables, then the rest of the line ("$@": the container and the program)
-RANK_WRAPPER = 'export RANK="$SLURM_PROCID" LOCAL_RANK="$SLURM_LOCALID" WORLD_SIZE="$SLURM_NTASKS"; exec "$@"'
-# fixed text: the first $1 words (the container and accelerate launch), the task's node id, then the program
-NODE_WRAPPER = 'n=$1; shift; exec "${@:1:n}" --machine_rank="$SLURM_NODEID" "${@:n+1}"'
 # a port per job (two jobs sharing a first node do not collide), in the range torchrun uses by default
 # the first free one from there on the first node, where the rendezvous listens: another job sharing that node may
 # hold the port (its id 1000 apart, or another cluster's job)
@@ -55,8 +42,7 @@ MASTER_PORT_LINES = ("MASTER_PORT=$((29500 + SLURM_JOB_ID % 1000))",
                      "done",
                      "export MASTER_PORT")
 MASTER_ADDR_LINE = 'MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"'
-_PYTHON = re.compile(r"^(.*/)?python[0-9.]*\Z")
-PER_NODE = ("torchrun", "accelerate")     # launchers that start a node's ranks themselves (one task per node)
+PYTHON = re.compile(r"^(.*/)?python[0-9.]*\Z")      # a program run by a Python: its launcher is that Python's
 
 
 def _scheduler(job):
@@ -89,6 +75,34 @@ def problems(doc):
     return out + _training_problems(job, opt)
 
 
+def launcher_problems(doc):
+    """application.launcher names a training launcher only for a distributed training, and a distributed training
+    only a training launcher; the old field (distributed_launch) may not say otherwise."""
+    job = doc.get("job") if isinstance(doc.get("job"), dict) else {}
+    app = job.get("application") if isinstance(job.get("application"), dict) else {}
+    launcher = app.get("launcher", "auto")
+    if not isinstance(launcher, str) or launcher == "auto":
+        return []
+    opt = job.get("optimisation") if isinstance(job.get("optimisation"), dict) else {}
+    section = opt.get("app_type-ai_training")
+    config = section.get("config") if isinstance(section, dict) else {}
+    config = config if isinstance(config, dict) else {}
+    training = config.get("distributed_training") is True and opt.get("app_type") == "ai_training"
+    where = "job.application.launcher"
+    if training and not launchers.starts(launcher, launchers.TRAINING):
+        return [DslProblem(where, "starts an MPI program's ranks, not a distributed training's", launcher,
+                           "choose %s, or auto" % ", ".join(launchers.TRAINING_NAMES))]
+    if not training and launcher in launchers.BY_NAME and not launchers.starts(launcher, launchers.MPI):
+        return [DslProblem(where, "applies only to distributed training (it starts a training's ranks)", launcher,
+                           "set app_type-ai_training.config.distributed_training: true, or choose srun, mpirun, "
+                           "mpiexec or none")]
+    old = config.get("distributed_launch")
+    if training and old not in (None, "auto", launcher):
+        return [DslProblem(CONFIG + ".distributed_launch", "is the old name of application.launcher, which says %s"
+                           % launcher, old, "give only application.launcher")]
+    return []
+
+
 def _training_problems(job, opt):
     section = opt.get("app_type-ai_training")
     config = section.get("config") if isinstance(section, dict) else None
@@ -114,7 +128,10 @@ def _training_problems(job, opt):
     gpus = gpus_per_node(acc, _int(options.get("request_gpus")))
     ppn = _int(config.get("processes_per_node"))
     backend = config.get("distributed_backend", "auto")
-    launch = config.get("distributed_launch", "auto")
+    launch = app.get("launcher", "auto")
+    where = "job.application.launcher"    # compat.py reads distributed_launch as it, and names it as written
+    if launch == "auto" and "distributed_launch" in config:
+        launch, where = config["distributed_launch"], CONFIG + ".distributed_launch"
     scheduler = _scheduler(job)
     nodes = _int(options.get("node_count")) or 1
     if backend == "nccl" and not gpus:
@@ -127,13 +144,13 @@ def _training_problems(job, opt):
     ppn = ppn or gpus or 1
     steps = schedulers.capable(scheduler, schedulers.SRUN_STEPS)
     if launch == "srun" and not steps:
-        out.append(DslProblem(CONFIG + ".distributed_launch", "srun needs Slurm; the scheduler is %s" % scheduler,
+        out.append(DslProblem(where, "srun needs Slurm; the scheduler is %s" % scheduler,
                               launch, "use auto, torchrun or accelerate"))
     if nodes > 1 and not steps:
         out.append(DslProblem(OPTIONS + ".node_count", "distributed training across %d nodes is launched with "
                               "Slurm's srun only; %s starts no process on the other nodes" % (nodes, scheduler),
                               nodes, "use job_scheduler_type: slurm, or one node (torchrun --standalone)"))
-    per_task = 1 if launch in PER_NODE or not steps else ppn
+    per_task = 1 if launch in launchers.PER_NODE or not steps else ppn
     if "process_count_per_node" in options and _int(options["process_count_per_node"]) != per_task:
         out.append(DslProblem(OPTIONS + ".process_count_per_node", "disagrees with distributed training, which "
                               "starts %d task(s) per node" % per_task, options["process_count_per_node"],
@@ -152,9 +169,6 @@ def _training_problems(job, opt):
             out.append(DslProblem("job.application.%s.%s" % (field, name), "is set by the launch for each rank of "
                                   "a distributed training; a value of the job's would give every rank the same one",
                                   environment[name], "remove it: the launch sets it (MASTER_PORT follows the job id)"))
-    if app.get("launcher", "auto") != "auto":
-        out.append(DslProblem("job.application.launcher", "distributed training starts its ranks itself",
-                              app["launcher"], "remove it and choose distributed_launch (srun or torchrun)"))
     return out
 
 
@@ -195,7 +209,7 @@ def plan(req, settings):
                                    cpus_per_task=req.options.cpus_per_task or threads, **common)
     per_rank = req.options.cpus_per_task or threads
     return dataclasses.replace(settings, tasks_per_node=1, ranks=nodes, cpus_per_task=ppn * per_rank,
-                               launcher="srun" if launch in PER_NODE and steps else "none", **common)
+                               launcher="srun" if launch in launchers.PER_NODE and steps else "none", **common)
 
 
 def _describe(launch):
@@ -212,62 +226,8 @@ def setup_lines(dist):
             MASTER_ADDR_LINE, "export MASTER_ADDR"] + list(MASTER_PORT_LINES)
 
 
-def srun_words(settings):
-    """srun with exactly the tasks the directives allocate."""
-    words = ["srun", "--nodes=%d" % settings.nodes, "--ntasks=%d" % settings.ranks,
-             "--ntasks-per-node=%d" % settings.tasks_per_node]
-    if settings.cpus_per_task > 1:
-        words.append("--cpus-per-task=%d" % settings.cpus_per_task)
-    return words + list(settings.launch_options)
-
-
-def torchrun_words(argv, dist):
-    """torchrun before the program: ``python3 -m torch.distributed.run`` when the program is run by a Python (the
-    same interpreter), else ``torchrun``; ``--no-python`` runs the program's words as they are."""
-    runner = [argv[0], "-m", "torch.distributed.run"] if argv and _PYTHON.match(str(argv[0])) else ["torchrun"]
-    if dist.launch == "standalone":
-        opts = ["--standalone", "--nnodes=1", "--nproc-per-node=%d" % dist.processes_per_node]
-    else:
-        opts = [Raw('--nnodes="$SLURM_NNODES"'), "--nproc-per-node=%d" % dist.processes_per_node,
-                Raw('--rdzv-id="$SLURM_JOB_ID"'), "--rdzv-backend=c10d",
-                Raw('--rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT"')]
-    return runner + opts + ["--no-python"] + list(argv)
-
-
-def accelerate_words(argv, dist):
-    """(launcher words, program words): ``python3 -m accelerate.commands.launch`` when a Python runs the program
-    (the same interpreter; its script or ``-m`` module follows), else ``accelerate launch --no_python``."""
-    argv = list(argv)
-    if argv and _PYTHON.match(str(argv[0])):
-        runner, program = [argv[0], "-m", "accelerate.commands.launch"], argv[1:]
-        if program[:1] == ["-m"]:
-            program = ["--module"] + program[1:]
-    else:
-        runner, program = ["accelerate", "launch"], ["--no_python"] + argv
-    opts = ["--multi_gpu", "--num_processes=%d" % dist.world_size, "--num_machines=%d" % dist.nodes]
-    if dist.via_srun:
-        # static rendezvous (Accelerate's default): machine 0, whose port Accelerate checks, hosts the store;
-        # c10d lets any node whose name resolves to itself host it, and then machine 0's check fails
-        opts += ["--rdzv_backend=static", Raw('--main_process_ip="$MASTER_ADDR"'),
-                 Raw('--main_process_port="$MASTER_PORT"')]
-    else:   # one node: c10d on a free local port, as torchrun --standalone
-        opts += ["--rdzv_backend=c10d", "--main_process_ip=localhost", "--main_process_port=0"]
-    return runner + opts, program
-
-
 def run_words(settings, argv, wrap):
-    """The launch line: ``wrap(argv, host_env)`` puts the program into the container, passing ``host_env``
-    (variable names set on the host) through."""
-    dist = settings.distributed
-    if dist.launch == "srun":
-        return (srun_words(settings) + ["bash", "-c", RANK_WRAPPER, "modak-rank"]
-                + wrap(argv, host_env=HOST_VARS + RANK_VARS))
-    if dist.launch == "accelerate":
-        launcher, program = accelerate_words(argv, dist)
-        inner = wrap(launcher + program, host_env=HOST_VARS if dist.via_srun else ())
-        if not dist.via_srun:
-            return inner
-        # each node's task inserts its own node id before the program (Accelerate needs it with several machines)
-        return srun_words(settings) + ["bash", "-c", NODE_WRAPPER, "modak-node", str(len(inner) - len(program))] + inner
-    inner = wrap(torchrun_words(argv, dist), host_env=HOST_VARS if dist.launch == "torchrun" else ())
-    return (srun_words(settings) + inner) if dist.launch == "torchrun" else inner
+    """The launch line of the training: its launcher's (``wrap(argv, host_env)`` puts the program into the
+    container, passing ``host_env``, variable names set on the host, through)."""
+    launch = settings.distributed.launch
+    return launchers.get("torchrun" if launch == "standalone" else launch).training_words(settings, argv, wrap)

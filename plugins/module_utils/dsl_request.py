@@ -89,7 +89,7 @@ def _job_options(raw, notes):
     )
 
 
-def _optimisation(raw, notes):
+def _optimisation(raw, notes, launcher="auto"):
     build = raw.get("opt_build") or {}
     acc = build.get("acc_type") or "none"
     app_type = raw["app_type"]
@@ -119,7 +119,7 @@ def _optimisation(raw, notes):
     if app_type == "ai_training" and config.get("distributed_training") is True:
         distributed = Distributed(processes_per_node=config.get("processes_per_node"),
                                   backend=config.get("distributed_backend", "auto"),
-                                  launch=config.get("distributed_launch", "auto"))
+                                  launch=launcher if launcher != "auto" else config.get("distributed_launch", "auto"))
     return Optimisation(
         app_type=app_type,
         enable_opt_build=True if enable is None else bool(enable),
@@ -153,7 +153,7 @@ def build(doc, notes=(), warnings=()):
     job = doc["job"]
     raw_app = job.get("application") or {}
     raw_target = job.get("target") or {}
-    opt = _optimisation(job["optimisation"], notes) if job.get("optimisation") else None
+    opt = _optimisation(job["optimisation"], notes, raw_app.get("launcher", "auto")) if job.get("optimisation") else None
 
     threads = raw_app.get("threads")
     if threads is None and opt and job["optimisation"].get("app_type-hpc"):

@@ -270,6 +270,7 @@ def document_problems(doc):
     out.extend(defer_problems(opts.get("defer_job")))
     out.extend(engine_problems(doc))
     out.extend(launch_problems(app, scheduler_of(doc)))
+    out.extend(distributed.launcher_problems(doc))
     if isinstance(opt, dict):
         out.extend(_optimisation_problems(opt))
         out.extend(distributed.problems(doc))

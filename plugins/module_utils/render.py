@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils import distributed, launchers, shell
+from ansible_collections.sodalite.modak.plugins.module_utils import distributed, shell
+from ansible_collections.sodalite.modak.plugins.module_utils.launchers import registry as launchers
 from ansible_collections.sodalite.modak.plugins.module_utils.model import JobScript
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtimes

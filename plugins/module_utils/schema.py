@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, image_refs, launchers, mpi
+from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, image_refs, mpi
+from ansible_collections.sodalite.modak.plugins.module_utils.launchers import registry as launchers
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtime_registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry as scheduler_registry
 
@@ -35,7 +36,7 @@ MICROARCHS = ("haswell", "broadwell", "skylake", "skylake_avx512", "cascadelake"
 LAUNCHERS = launchers.NAMES                         # from the launcher registry
 ENGINES = tuple(runtime_registry.RUNTIMES)          # from the container runtime registry
 DIST_BACKENDS = ("auto", "gloo", "nccl")
-DIST_LAUNCHES = ("auto", "srun", "torchrun", "accelerate")
+DIST_LAUNCHES = ("auto",) + launchers.TRAINING_NAMES          # the old field: the training launchers
 IMAGE_FETCH = ("staged", "job")                      # who fetches a registry image (target.image_fetch)
 STORAGE_CLASSES = ("default-common", "default-high", "default-ssd", "default-ultra_high")
 
@@ -251,7 +252,13 @@ APPLICATION = _obj({
                    "description": "Container binds: '/src', '/src:/dst' or '/src:/dst:ro'."},
     "modules": {"type": "array", "maxItems": 64, "items": _s(MODULE),
                 "description": "Environment modules to load before the run."},
-    "launcher": _enum(LAUNCHERS, "Parallel launcher; 'auto' picks srun under Slurm and mpirun elsewhere.", default="auto"),
+    "launcher": _enum(LAUNCHERS, "The launcher that starts the ranks (one field for every job): srun (one task per "
+                                 "rank), mpirun or mpiexec (the scheduler's host file) for MPI programs; for a "
+                                 "distributed training (app_type-ai_training.config.distributed_training) srun, "
+                                 "torchrun or accelerate (one per node, starting the node's ranks; the image or "
+                                 "environment must have it); none: the program starts its own processes; auto: the "
+                                 "scheduler's MPI launcher (srun under Slurm, mpirun elsewhere), for a training srun "
+                                 "under Slurm and torchrun --standalone on one node elsewhere.", default="auto"),
     "mpi_library": _enum(MPI_LIBRARIES, "MPI library the program was built with, for a run without an image "
                                         "that says it (srun names its PMI: Open MPI pmix, MPICH pmi2)."),
     "pre-execution": dict(SHELL_LINES, description="Shell lines run as given (user shell, like a batch script "
@@ -319,12 +326,8 @@ AI_SECTION_PROPS = {
         "distributed_backend": _enum(DIST_BACKENDS, "Collective backend: gloo (CPUs), nccl (NVIDIA GPUs; RCCL on "
                                                     "AMD), auto picks nccl on GPU targets and gloo elsewhere; the "
                                                     "program reads it from MODAK_DIST_BACKEND.", default="auto"),
-        "distributed_launch": _enum(DIST_LAUNCHES, "How the ranks start: srun (Slurm: one task per rank, rendezvous "
-                                                   "variables from Slurm's), torchrun (one torchrun per node), "
-                                                   "accelerate (one 'accelerate launch' per node, Hugging Face "
-                                                   "Accelerate; the image or environment must have it), auto "
-                                                   "(srun under Slurm, torchrun --standalone on one node elsewhere).",
-                                    default="auto"),
+        "distributed_launch": _enum(DIST_LAUNCHES, "The old name of application.launcher for a distributed "
+                                                   "training (read as it; give one of the two).", default="auto"),
         "layers": _int("Layers.", maximum=100000),
         "parameters": _int("Parameters.", maximum=10 ** 13),
     }, required=("ai_framework",)),

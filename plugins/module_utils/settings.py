@@ -101,7 +101,9 @@ def plan(req, choice, advice=None):
         notes.append("minimal_efficiency %s not applied: the image has no scaling model" % app.minimal_efficiency)
 
     launcher = app.launcher
-    if launcher == "auto":
+    if opt is not None and opt.distributed is not None:
+        launcher = "none"      # the training's launcher starts its ranks (distributed.plan)
+    elif launcher == "auto":
         launcher = registry.get(req.target.scheduler).default_launcher if _is_mpi(req, ranks) else "none"
     tasks, tpn = options.tasks, options.tasks_per_node
     # a launcher starts the tasks the job allocates: as many as core_count (or node_count x process_count_per_node)

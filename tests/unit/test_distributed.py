@@ -129,7 +129,7 @@ def test_srun_launch_without_slurm_is_refused():
     ("job.application.mpi_ranks", 3, "2 node(s) x 2 process(es) make 4 ranks"),
     ("job.job_options.process_count_per_node", 4, "starts 2 task(s) per node"),
     ("job.job_options.core_count", 2, "starts 4 task(s)"),
-    ("job.application.launcher", "mpirun", "starts its ranks itself"),
+    ("job.application.launcher", "mpirun", "starts an MPI program's ranks, not a distributed training's"),
 ])
 def test_counts_that_disagree_with_the_ranks_are_refused(path, value, words):
     assert words in problems(with_(ddp_doc(), path, value))[path]

@@ -104,7 +104,7 @@ def test_container_engines_come_from_the_runtime_registry():
 
 
 def test_launchers_come_from_the_launcher_registry():
-    from ansible_collections.sodalite.modak.plugins.module_utils import launchers
+    from ansible_collections.sodalite.modak.plugins.module_utils.launchers import registry as launchers
     assert schema.APPLICATION["properties"]["launcher"]["enum"] == list(launchers.NAMES)
-    assert set(launchers.LAUNCHERS) | {"auto", "none"} == set(launchers.NAMES)
-    assert all(registry.get(name).default_launcher in launchers.LAUNCHERS for name in registry.NAMES)
+    assert set(launchers.BY_NAME) | {"auto", "none"} == set(launchers.NAMES)
+    assert all(launchers.starts(registry.get(name).default_launcher, launchers.MPI) for name in registry.NAMES)

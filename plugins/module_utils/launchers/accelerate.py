@@ -1,0 +1,54 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""accelerate launch, one per node (as Hugging Face Accelerate's Slurm example writes it): one Slurm task per
+node, each running ``accelerate launch --multi_gpu`` with the static rendezvous at MASTER_ADDR:MASTER_PORT
+(``--multi_gpu`` picks Accelerate's torch.distributed launcher, on CPUs too, where the program gets gloo;
+``--cpu`` would start one process); on one node without Slurm, c10d on a free local port."""
+
+from __future__ import annotations
+
+from ansible_collections.sodalite.modak.plugins.module_utils.distributed import HOST_VARS, PYTHON
+from ansible_collections.sodalite.modak.plugins.module_utils.launchers.base import Launcher
+from ansible_collections.sodalite.modak.plugins.module_utils.launchers.srun import step_words
+from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
+
+# Accelerate needs each machine's rank: a fixed text each node's task runs inserts its own node id after the first
+# n words (the container and the launcher), before the program
+NODE_WRAPPER = 'n=$1; shift; exec "${@:1:n}" --machine_rank="$SLURM_NODEID" "${@:n+1}"'
+
+
+def accelerate_words(argv, dist):
+    """(launcher words, program words): ``python3 -m accelerate.commands.launch`` when a Python runs the program
+    (the same interpreter; its script or ``-m`` module follows), else ``accelerate launch --no_python``."""
+    argv = list(argv)
+    if argv and PYTHON.match(str(argv[0])):
+        runner, program = [argv[0], "-m", "accelerate.commands.launch"], argv[1:]
+        if program[:1] == ["-m"]:
+            program = ["--module"] + program[1:]
+    else:
+        runner, program = ["accelerate", "launch"], ["--no_python"] + argv
+    opts = ["--multi_gpu", "--num_processes=%d" % dist.world_size, "--num_machines=%d" % dist.nodes]
+    if dist.via_srun:
+        # static rendezvous (Accelerate's default): machine 0, whose port Accelerate checks, hosts the store;
+        # c10d lets any node whose name resolves to itself host it, and then machine 0's check fails
+        opts += ["--rdzv_backend=static", Raw('--main_process_ip="$MASTER_ADDR"'),
+                 Raw('--main_process_port="$MASTER_PORT"')]
+    else:   # one node: c10d on a free local port, as torchrun --standalone
+        opts += ["--rdzv_backend=c10d", "--main_process_ip=localhost", "--main_process_port=0"]
+    return runner + opts, program
+
+
+class Accelerate(Launcher):
+    name = "accelerate"
+
+    def words(self, settings, scheduler=None):
+        raise NotImplementedError("accelerate starts a distributed training's ranks, not an MPI program's")
+
+    def training_words(self, settings, argv, wrap):
+        dist = settings.distributed
+        launcher, program = accelerate_words(argv, dist)
+        inner = wrap(launcher + program, host_env=HOST_VARS if dist.via_srun else ())
+        if not dist.via_srun:
+            return inner
+        return step_words(settings) + ["bash", "-c", NODE_WRAPPER, "modak-node", str(len(inner) - len(program))] + inner

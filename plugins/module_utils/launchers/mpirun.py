@@ -1,0 +1,13 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""mpirun: the MPI library's launcher over the scheduler's host file (``-np`` ranks)."""
+
+from __future__ import annotations
+
+from ansible_collections.sodalite.modak.plugins.module_utils.launchers.hostlist import HostListLauncher
+
+
+class Mpirun(HostListLauncher):
+    name = "mpirun"
+    count_flag = "-np"

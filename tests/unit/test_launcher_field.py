@@ -1,0 +1,71 @@
+"""One launcher field (issue 28): application.launcher names every launcher, MPI's and a distributed training's,
+from one registry whose launchers are one file each; distributed_launch is its old name, read as it."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from test_distributed import CONFIG, ddp_doc, problems
+
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
+from ansible_collections.sodalite.modak.plugins.module_utils.launchers import registry
+
+EMPTY = ImageCatalog([])
+
+
+def with_launcher(doc, launcher):
+    doc = copy.deepcopy(doc)
+    doc["job"]["application"]["launcher"] = launcher
+    return doc
+
+
+@pytest.mark.parametrize("launch", ["srun", "torchrun", "accelerate"])
+@pytest.mark.parametrize("scheduler", ["slurm", "gridengine"])
+def test_application_launcher_writes_what_distributed_launch_wrote(launch, scheduler):
+    """Before, application.launcher took MPI launchers only and refused any with distributed training."""
+    nodes = 2 if scheduler == "slurm" else 1
+    old = ddp_doc(nodes=nodes, scheduler=scheduler, distributed_launch=launch)
+    new = with_launcher(ddp_doc(nodes=nodes, scheduler=scheduler), launch)
+    if scheduler == "gridengine" and launch == "srun":
+        assert list(problems(new)) == ["job.application.launcher"]
+        assert list(problems(old)) == [CONFIG + ".distributed_launch"]      # named as the user wrote it
+        return
+    written = pipeline.optimise(new, EMPTY)
+    assert written.script.text == pipeline.optimise(old, EMPTY).script.text
+    assert written.settings.distributed.launch in (launch, "standalone")
+
+
+def test_the_old_name_is_read_as_the_field_and_said():
+    request = dsl.parse(ddp_doc(distributed_launch="torchrun"))
+    assert request.app.launcher == "torchrun" and request.opt.distributed.launch == "torchrun"
+    assert any("distributed_launch 'torchrun' is read as application.launcher" in n for n in request.notes)
+
+
+def test_both_names_that_disagree_are_refused_at_the_old_one():
+    found = problems(with_launcher(ddp_doc(distributed_launch="accelerate"), "torchrun"))
+    assert "is the old name of application.launcher, which says torchrun" in found[CONFIG + ".distributed_launch"]
+    assert dsl.parse(with_launcher(ddp_doc(distributed_launch="torchrun"), "torchrun")).opt.distributed.launch == \
+        "torchrun"
+
+
+@pytest.mark.parametrize("launcher", ["torchrun", "accelerate"])
+def test_a_training_launcher_without_distributed_training_is_refused_by_path(launcher):
+    doc = with_launcher(ddp_doc(ppn=None), launcher)
+    del doc["job"]["optimisation"]["app_type-ai_training"]["config"]["distributed_training"]
+    assert "applies only to distributed training" in problems(doc)["job.application.launcher"]
+
+
+@pytest.mark.parametrize("launcher", ["mpirun", "mpiexec", "none"])
+def test_a_training_refuses_mpis_launchers(launcher):
+    assert "not a distributed training's" in problems(with_launcher(ddp_doc(), launcher))["job.application.launcher"]
+
+
+def test_every_launcher_is_one_file_found_through_the_registry():
+    for descriptor in registry.LAUNCHERS:
+        launcher = registry.get(descriptor.name)
+        assert launcher.name == descriptor.name
+        assert type(launcher).__module__.endswith(".launchers." + descriptor.name)
+    assert registry.NAMES == ("auto", "srun", "mpirun", "mpiexec", "torchrun", "accelerate", "none")
+    assert registry.PER_NODE == ("torchrun", "accelerate")
