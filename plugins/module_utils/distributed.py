@@ -42,6 +42,8 @@ MASTER_PORT_LINES = ("MASTER_PORT=$((29500 + SLURM_JOB_ID % 1000))",
                      "done",
                      "export MASTER_PORT")
 MASTER_ADDR_LINE = 'MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"'
+# job names in which Lightning ignores Slurm (its interactive mode; lightning/fabric/plugins/environments/slurm.py)
+LIGHTNING_IGNORES = frozenset(("interactive", "bash"))
 PYTHON = re.compile(r"^(.*/)?python[0-9.]*\Z")      # a program run by a Python: its launcher is that Python's
 
 
@@ -143,9 +145,12 @@ def _training_problems(job, opt):
                               "remove processes_per_node (it follows request_gpus) or make them equal"))
     ppn = ppn or gpus or 1
     steps = schedulers.capable(scheduler, schedulers.SRUN_STEPS)
-    if launch == "srun" and not steps:
-        out.append(DslProblem(where, "srun needs Slurm; the scheduler is %s" % scheduler,
-                              launch, "use auto, torchrun or accelerate"))
+    if launch in launchers.PER_RANK and not steps:
+        out.append(DslProblem(where, "%s needs Slurm (one srun task per rank); the scheduler is %s"
+                              % (launch, scheduler), launch, "use auto, torchrun or accelerate"))
+    if launch == "lightning" and str(options.get("job_name")) in LIGHTNING_IGNORES:
+        out.append(DslProblem(OPTIONS + ".job_name", "makes Lightning ignore Slurm (its interactive mode): every rank "
+                              "would train alone", options["job_name"], "choose another job name"))
     if nodes > 1 and not steps:
         out.append(DslProblem(OPTIONS + ".node_count", "distributed training across %d nodes is launched with "
                               "Slurm's srun only; %s starts no process on the other nodes" % (nodes, scheduler),
@@ -198,22 +203,24 @@ def plan(req, settings):
     threads = settings.threads
     env = tuple((k, v) for k, v in settings.env if k != BACKEND_VAR) + ((BACKEND_VAR, dist.backend),)
     # threads the DSL leaves open: the CPUs of each rank at run time, ppn ranks on a node (one task each with srun)
-    cpus = schedulers.scheduler_class(req.target.scheduler).rank_cpus(ppn, dist.world_size, launch == "srun")
+    per_rank = launch in launchers.PER_RANK
+    cpus = schedulers.scheduler_class(req.target.scheduler).rank_cpus(ppn, dist.world_size, per_rank)
     env = tuple((k, cpus if k == "OMP_NUM_THREADS" and isinstance(v, Raw) else v) for k, v in env)
     notes = list(settings.notes) + ["distributed training: %d node(s) x %d rank(s) = %d, %s, backend %s"
                                     % (nodes, ppn, dist.world_size, _describe(launch), dist.backend)]
     common = dict(nodes=nodes, nodes_fixed=True, tasks=None, env=env, notes=tuple(notes), distributed=dist,
                   pmi=None)   # no MPI: srun starts the ranks without a PMI plugin
-    if launch == "srun":
+    if per_rank:
         return dataclasses.replace(settings, tasks_per_node=ppn, ranks=dist.world_size, launcher="srun",
                                    cpus_per_task=req.options.cpus_per_task or threads, **common)
-    per_rank = req.options.cpus_per_task or threads
-    return dataclasses.replace(settings, tasks_per_node=1, ranks=nodes, cpus_per_task=ppn * per_rank,
+    rank_cpus = req.options.cpus_per_task or threads
+    return dataclasses.replace(settings, tasks_per_node=1, ranks=nodes, cpus_per_task=ppn * rank_cpus,
                                launcher="srun" if launch in launchers.PER_NODE and steps else "none", **common)
 
 
 def _describe(launch):
-    return {"srun": "one srun task per rank", "torchrun": "one torchrun per node (srun)",
+    return {"srun": "one srun task per rank", "lightning": "one srun task per rank, read by Lightning",
+            "torchrun": "one torchrun per node (srun)",
             "standalone": "torchrun --standalone on one node",
             "accelerate": "one accelerate launch per node"}[launch]
 

@@ -255,6 +255,7 @@ APPLICATION = _obj({
     "launcher": _enum(LAUNCHERS, "The launcher that starts the ranks (one field for every job): srun (one task per "
                                  "rank), mpirun or mpiexec (the scheduler's host file) for MPI programs; for a "
                                  "distributed training (app_type-ai_training.config.distributed_training) srun, "
+                                 "lightning (srun per rank, the program as it is: Lightning reads Slurm's variables), "
                                  "torchrun or accelerate (one per node, starting the node's ranks; the image or "
                                  "environment must have it); none: the program starts its own processes; auto: the "
                                  "scheduler's MPI launcher (srun under Slurm, mpirun elsewhere), for a training srun "

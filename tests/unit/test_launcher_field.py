@@ -67,5 +67,41 @@ def test_every_launcher_is_one_file_found_through_the_registry():
         launcher = registry.get(descriptor.name)
         assert launcher.name == descriptor.name
         assert type(launcher).__module__.endswith(".launchers." + descriptor.name)
-    assert registry.NAMES == ("auto", "srun", "mpirun", "mpiexec", "torchrun", "accelerate", "none")
+    assert registry.NAMES == ("auto", "srun", "mpirun", "mpiexec", "torchrun", "accelerate", "lightning", "none")
     assert registry.PER_NODE == ("torchrun", "accelerate")
+
+
+def test_lightning_is_srun_per_rank_with_the_program_as_it_is():
+    """Lightning's Slurm guide: --ntasks-per-node = devices, then `srun python train.py`; Lightning reads Slurm's
+    variables itself, so no wrapper sets the rank variables."""
+    doc = ddp_doc(engine="podman")
+    doc["job"]["application"].update(launcher="lightning", container_runtime="", executable="python3 train.py",
+                                     arguments=[])
+    result = pipeline.optimise(doc, EMPTY)
+    text = result.script.text
+    assert "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=2\n" in text
+    assert text.rstrip().endswith("\nsrun --nodes=2 --ntasks=4 --ntasks-per-node=2 python3 train.py")
+    assert 'MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"' in text
+    assert "bash -c" not in text.split("\nsrun ", 1)[1]
+    assert (result.settings.ranks, result.settings.tasks_per_node) == (4, 2)
+
+
+def test_lightning_in_a_container_gets_slurms_variables_by_name():
+    doc = with_launcher(ddp_doc(engine="podman"), "lightning")
+    line = pipeline.optimise(doc, EMPTY).script.text.rstrip().splitlines()[-1]
+    for name in ("MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS",
+                 "SLURM_NTASKS_PER_NODE", "SLURM_NODEID", "SLURM_JOB_NAME"):
+        assert "--env %s " % name in line, line
+
+
+@pytest.mark.parametrize("change,path", [
+    ({"job.target.job_scheduler_type": "pbspro"}, "job.application.launcher"),
+    ({"job.job_options.job_name": "interactive"}, "job.job_options.job_name")])
+def test_lightning_is_refused_where_it_would_not_see_slurm(change, path):
+    doc = with_launcher(ddp_doc(nodes=1), "lightning")
+    for key, value in change.items():
+        where = doc
+        for part in key.split(".")[:-1]:
+            where = where[part]
+        where[key.split(".")[-1]] = value
+    assert path in problems(doc)

@@ -33,6 +33,7 @@ LAUNCHERS = (
     Descriptor("mpiexec", "mpiexec over the scheduler's host file", frozenset((MPI,)), False),
     Descriptor("torchrun", "torchrun, one per node", frozenset((TRAINING,)), True),
     Descriptor("accelerate", "accelerate launch, one per node", frozenset((TRAINING,)), True),
+    Descriptor("lightning", "srun, one task per rank, read by Lightning", frozenset((TRAINING,)), False),
 )
 BY_NAME = dict((d.name, d) for d in LAUNCHERS)
 # 'auto' (the scheduler's default, or the training's) and 'none' (the program starts its processes) are the DSL's
@@ -40,6 +41,7 @@ BY_NAME = dict((d.name, d) for d in LAUNCHERS)
 NAMES = ("auto",) + tuple(BY_NAME) + ("none",)
 TRAINING_NAMES = tuple(d.name for d in LAUNCHERS if TRAINING in d.jobs)
 PER_NODE = tuple(d.name for d in LAUNCHERS if d.per_node)
+PER_RANK = tuple(d.name for d in LAUNCHERS if TRAINING in d.jobs and not d.per_node)   # one srun task per rank
 
 
 def _srun():
@@ -67,7 +69,13 @@ def _accelerate():
     return Accelerate()
 
 
-_LOADERS = {"srun": _srun, "mpirun": _mpirun, "mpiexec": _mpiexec, "torchrun": _torchrun, "accelerate": _accelerate}
+def _lightning():
+    from ansible_collections.sodalite.modak.plugins.module_utils.launchers.lightning import Lightning
+    return Lightning()
+
+
+_LOADERS = {"srun": _srun, "mpirun": _mpirun, "mpiexec": _mpiexec, "torchrun": _torchrun, "accelerate": _accelerate,
+            "lightning": _lightning}
 _LOADED = {}
 
 

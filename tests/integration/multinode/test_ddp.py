@@ -39,6 +39,8 @@ CH_STORAGE = "/var/tmp/modak-demo.ch"
 REGISTRY_DATA = "/var/cache/modak/demo-registry"
 WHEELS = os.environ.get("MODAK_WHEELS", "/opt/wheels")
 TORCH_VENV = "/var/tmp/modak-ddp-venv"
+LIGHTNING = "lightning==2.6.6"
+LIGHTNING_PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "lightning_train.py")
 RANK_LINE = re.compile(r"^ddp rank=(\d+) world_size=(\d+) local_rank=(\d+) node=(\S+) backend=(\S+) "
                        r"threads=(\d+) final_loss=(\S+)$", re.M)
 SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
@@ -247,9 +249,9 @@ def test_ddp_job_in_modaks_image_runs_on_two_nodes_with_one_loss(cluster, ddp_im
     assert len(record) == 1 and '"torch": "2.13.0+cpu"' in record[0]   # rank 0 alone writes it, from the image
 
 
-def torch_python(accelerate=False):
+def torch_python(accelerate=False, lightning=False):
     """A Python with torch 2.13.0 on the host (bare runs); with ``accelerate``, Hugging Face Accelerate too (both
-    pinned in benchmarks/requirements-bench.txt)."""
+    pinned in benchmarks/requirements-bench.txt); with ``lightning``, Lightning (LIGHTNING)."""
     python = os.environ.get("MODAK_TORCH_PYTHON") or os.path.join(TORCH_VENV, "bin", "python")
     if not os.path.exists(python):
         _run([sys.executable, "-m", "venv", TORCH_VENV])
@@ -258,6 +260,8 @@ def torch_python(accelerate=False):
                                      check=False).returncode:
         _run([python, "-m", "pip", "install", "--quiet", "-r",
               os.path.join(ROOT, "benchmarks", "requirements-bench.txt")])
+    if lightning and subprocess.run([python, "-c", "import lightning"], capture_output=True, check=False).returncode:
+        _run([python, "-m", "pip", "install", "--quiet", LIGHTNING])
     return python
 
 
@@ -326,3 +330,26 @@ def test_per_node_launchers_in_modaks_image_run_on_two_nodes_with_one_loss(
     assert " -- %s" % words in text
     state, output = submit_and_wait(cluster, script, env=dict(ddp_image["env"], SLURM_CONF=cluster.conf))
     assert_two_nodes_agree(state, output)
+
+
+def test_lightning_srun_per_rank_runs_on_two_nodes_with_one_loss(cluster):
+    """launcher: lightning, as Lightning's Slurm guide writes it (--ntasks-per-node = devices, srun python
+    train.py), no container: each rank is one srun task, and Lightning reads its rank, world and node from Slurm
+    (SLURMEnvironment) and the rendezvous from modak's MASTER_ADDR and MASTER_PORT."""
+    directory = os.path.join(cluster.workdir, "ddp-lightning")
+    os.makedirs(directory)
+    python = torch_python(lightning=True)
+    shutil.copy(LIGHTNING_PROGRAM, directory)
+    script = write_job(directory, None, {"job.application.executable": "%s lightning_train.py" % python,
+                                         "job.application.arguments": ["2", "2"],
+                                         "job.job_options.partition": cluster.partition,
+                                         "job.application.container_runtime": "",
+                                         "job.application.threads": None,
+                                         "job.application.launcher": "lightning"})
+    text = open(script).read()
+    assert "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=2\n" in text
+    assert text.rstrip().endswith("\nsrun --nodes=2 --ntasks=4 --ntasks-per-node=2 %s lightning_train.py 2 2" % python)
+    state, output = submit_and_wait(cluster, script)
+    assert_two_nodes_agree(state, output)
+    assert sorted(re.findall(r"^lightning environment=SLURMEnvironment rank=(\d)$", output, re.M)) == \
+        ["0", "1", "2", "3"], output[-3000:]
