@@ -351,5 +351,5 @@ def test_lightning_srun_per_rank_runs_on_two_nodes_with_one_loss(cluster):
     assert text.rstrip().endswith("\nsrun --nodes=2 --ntasks=4 --ntasks-per-node=2 %s lightning_train.py 2 2" % python)
     state, output = submit_and_wait(cluster, script)
     assert_two_nodes_agree(state, output)
-    assert sorted(re.findall(r"^lightning environment=SLURMEnvironment rank=(\d)$", output, re.M)) == \
+    assert sorted(re.findall(r"lightning environment=SLURMEnvironment rank=(\d)", output)) == \
         ["0", "1", "2", "3"], output[-3000:]

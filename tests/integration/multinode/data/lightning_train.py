@@ -48,7 +48,7 @@ def main():
                         enable_model_summary=False)
     trainer.fit(model, data)
     environment = type(trainer.strategy.cluster_environment).__name__
-    print("lightning environment=%s rank=%d" % (environment, trainer.global_rank))
+    print("lightning environment=%s rank=%d" % (environment, trainer.global_rank), flush=True)
     print("ddp rank=%d world_size=%d local_rank=%d node=%s backend=%s threads=%d final_loss=%r"
           % (trainer.global_rank, trainer.world_size, trainer.local_rank,
              os.environ.get("SLURMD_NODENAME") or socket.gethostname(), model.backend,
