@@ -56,6 +56,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipelin
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog  # noqa: E402
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import hardware, predictor, search, store  # noqa: E402
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import blocks, generate  # noqa: E402
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_spec  # noqa: E402
 
 WORKLOAD_DIR = os.path.join(HERE, "workload")
 HARDWARE = os.path.join(ROOT, "plugins", "module_utils", "perf", "hardware.py")
@@ -143,7 +144,7 @@ def build_images(work, base, find_links):
         shutil.copytree(wheels, os.path.join(official_ctx, "wheels"), copy_function=os.link)
     sh(["ch-image", "build", "--force", "-t", OFFICIAL, "-f", os.path.join(official_ctx, "Dockerfile"), official_ctx])
     modak_ctx = os.path.join(work, "modak")
-    written = generate.write(pinned_dsl(), modak_ctx, ["docker"], base_image=base, wheels=wheels)
+    written = generate.write(recipe_spec.spec_of(dsl.parse(pinned_dsl())), modak_ctx, ["docker"], base_image=base, wheels=wheels)
     modak = "localhost/modak/%s:%s" % (written["recipe_name"], written["recipe_sha256"][:12])
     sh(["ch-image", "build", "--force", "-t", modak, "-f", written["recipes"]["docker"], modak_ctx])
     env = dict(dict(p.split("=", 1) for p in image_env(modak)))

@@ -293,8 +293,8 @@ class Job(object):
             answers, said = self.backend.answers()
         except SubmitError as exc:           # not installed here, or no answer within command_timeout
             answers, said = False, str(exc)
-        self.result.update(available=answers, msg="%s %s: %s" % (self.scheduler, "answers" if answers
-                                                                  else "does not answer", said))
+        verb = "answers" if answers else "does not answer"
+        self.result.update(available=answers, msg="%s %s: %s" % (self.scheduler, verb, said))
         return self.result
 
     def execute(self):

@@ -19,6 +19,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipelin
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_spec
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry, submission
 
 CATALOG = ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml"))
@@ -296,7 +297,7 @@ def fuzz_text(text, fmt):
 def fuzz_recipe(doc, base_image):
     TALLY.add("recipes")
     try:
-        _recipe, texts = generate.render(doc, base_image=base_image)
+        _recipe, texts = generate.render(recipe_spec.spec_of(dsl.parse(doc)), base_image=base_image)
     except ModakError:
         TALLY.add("recipes_refused")
         return

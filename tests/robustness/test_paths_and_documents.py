@@ -14,6 +14,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, 
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, OutputError
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_spec
 
 CATALOG = ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml"))
 NAMES = ["../x", "../../etc/cron.d/x", "/etc/passwd", "/tmp/x", "a/b", "..", ".", "", ".hidden", "x/../../y",
@@ -71,7 +72,7 @@ def test_nothing_is_written_outside_output_dir(tmp_path):
     ai = dsl.load_file(os.path.join(ROOT, "examples", "pytorch-cpu-slurm.yaml"))
     attempts += 1
     with pytest.raises(OutputError, match="symbolic link"):
-        generate.write(ai, str(out))
+        generate.write(recipe_spec.spec_of(dsl.parse(ai)), str(out))
     # a directory component that is a link: the name never holds a '/', so no write can go through it
     os.symlink(str(outside), str(out / "sub"))
     for name in ("sub/job.sbatch", "sub/../x", "sub"):

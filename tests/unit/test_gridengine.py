@@ -274,3 +274,12 @@ def test_an_active_job_without_o_writes_to_its_own_name_in_its_folder():
     runner = FakeRunner([(["qstat", "-j", "2"], (0, text, "")), (["qstat", "-u", "*"], (0, QSTAT_U, ""))])
     status = gridengine.GridEngine(runner, chdir="/elsewhere").status("2")
     assert (status.stdout_path, status.stderr_path) == ("/w/probe.o2", "/w/probe.e2")
+
+
+def test_an_arrays_accounting_says_failed_when_one_task_failed():
+    """qacct -j prints one record per task of an array: the last one's state answered for the whole array."""
+    gone = (GONE[0], GONE[1] % "8", GONE[2])
+    records = QACCT % ("modak-bench", "8", "0", "1") + QACCT % ("modak-bench", "8", "0", "0")
+    status = gridengine.GridEngine(FakeRunner([(["qstat", "-j", "8"], gone), (["qacct", "-j", "8"], (0, records, ""))]),
+                                   chdir="/w").status("8")
+    assert (status.state, status.exit_code) == ("FAILED", 1)

@@ -15,7 +15,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.errors import Submi
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
     Scheduler, cannot, hms, opt, pbs_begin, pbs_events, refuse)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (
-    JobStatus, directive_words, elapsed_seconds, option_value)
+    JobStatus, directive_words, elapsed_seconds, option_value, whole_index)
 
 # parallel environments asked for by -pe: one host ($pe_slots) or spread over hosts; sites name theirs
 # differently, so a site names its own with job_options.parallel_environment
@@ -400,7 +400,8 @@ class GridEngine(Scheduler):
             rc, out, _err = self.runner.run(accounting_argv(job_id), check=False)
             records = [f for f in parse_fields(out) if f.get("jobnumber") == str(job_id)] if rc == 0 else []
             if records:
-                fields = records[-1]
+                # one record per task of an array: the array ended well only when every task did
+                fields = records[whole_index([ended(f)[0] for f in records])]
                 state, code = ended(fields)
                 # the accounting file keeps no output path: Grid Engine's own name in the folder the job was
                 # submitted from (modak's scripts say -cwd), where it is there

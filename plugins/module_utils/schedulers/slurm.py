@@ -11,7 +11,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.errors import Submi
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
     Scheduler, cannot, hms, opt, refuse)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (
-    ACTIVE_STATES, JobStatus, directive_words, elapsed_seconds, option_value)
+    ACTIVE_STATES, JobStatus, directive_words, elapsed_seconds, option_value, whole_index)
 
 
 def gres(options, settings):
@@ -281,7 +281,9 @@ class Slurm(Scheduler):
     def status(self, job_id):
         rc, out, err = self.runner.run(show_argv(job_id), check=False)
         if rc == 0 and out.strip():
-            fields = parse_show(out)
+            # one line per element of an array (scontrol(1)): the array is active while one element is
+            records = [parse_show(line) for line in out.splitlines() if line.strip()]
+            fields = records[whole_index([_base_state(r.get("JobState")) for r in records])]
             state = _base_state(fields.get("JobState"))
             return JobStatus(job_id=str(job_id), state=state, active=state in ACTIVE_STATES,
                              exit_code=None if state in ACTIVE_STATES else exit_code(fields.get("ExitCode")),
@@ -297,13 +299,14 @@ class Slurm(Scheduler):
         """The job left the controller's memory: ask accounting, then the job-completion log."""
         for completion_log in (False, True):
             rc, out, _err = self.runner.run(accounting_argv(job_id, completion_log), check=False)
-            for line in out.splitlines():
-                parts = line.split("|")
-                if rc == 0 and len(parts) >= 5 and parts[0] == str(job_id):
-                    state = _base_state(parts[2])
-                    return JobStatus(job_id=str(job_id), state=state, active=state in ACTIVE_STATES,
-                                     exit_code=exit_code(parts[3]), elapsed=elapsed_seconds(parts[4]),
-                                     name=parts[1])
+            # the job, or each element of an array (JobID <id>_<index>)
+            found = [parts for parts in (line.split("|") for line in out.splitlines())
+                     if rc == 0 and len(parts) >= 5 and parts[0].split("_")[0] == str(job_id)]
+            if found:
+                parts = found[whole_index([_base_state(p[2]) for p in found])]
+                state = _base_state(parts[2])
+                return JobStatus(job_id=str(job_id), state=state, active=state in ACTIVE_STATES,
+                                 exit_code=exit_code(parts[3]), elapsed=elapsed_seconds(parts[4]), name=parts[1])
         raise SubmitError("Slurm knows no job %s (not in the queue, accounting or the job-completion log)" % job_id)
 
     def cancel(self, job_id):

@@ -35,6 +35,16 @@ ACTIVE_STATES = frozenset(("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "S
 GOOD_STATES = frozenset(("COMPLETED",))
 
 
+def whole_index(states):
+    """Which element's state is a job array's (a plain job has one): an active one while any is (a running one
+    first), else the first that did not end well, else the first."""
+    for wanted in (lambda s: s == "RUNNING", lambda s: s in ACTIVE_STATES, lambda s: s not in GOOD_STATES):
+        for index, state in enumerate(states):
+            if wanted(state):
+                return index
+    return 0
+
+
 def digest(script_text, extra_args=()):
     """The identity of a submission: sha256 over the script content and the extra arguments."""
     h = hashlib.sha256(script_text.encode("utf-8"))

@@ -21,6 +21,8 @@ import pytest
 import services
 import yaml
 
+from helpers import spec_of
+
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names
 
@@ -139,7 +141,7 @@ def mpi_images(multinode):
     entries = []
     for library in ("openmpi", "mpich"):
         context = os.path.join(RECIPES, library)
-        written = generate.write(mpi_doc(library, "image", "podman"), context,
+        written = generate.write(spec_of(mpi_doc(library, "image", "podman")), context,
                                  formats=("docker",), base_image=base)
         tag = written["recipe_sha256"][:12]
         ref = "localhost/modak/mpi-%s:%s" % (library, tag)
