@@ -59,8 +59,9 @@ class JobSpec:
     environment: Tuple[Tuple[str, str], ...] = ()
     after: Tuple[After, ...] = ()
     raw_options: Tuple[str, ...] = ()
-    array_size: Optional[int] = None       # an array of jobs: each runs the steps with MODAK_ARRAY_INDEX (from 0)
-                                           # and MODAK_ARRAY_JOB (the id all elements share) exported
+    # an array of jobs: each element runs the steps with MODAK_ARRAY_INDEX (from 0) and MODAK_ARRAY_JOB (the id
+    # all elements share) exported
+    array_size: Optional[int] = None
     exclusive: bool = False                # a node of its own, where the scheduler can say it (else a warning)
     modules: Tuple[str, ...] = ()          # module load, before the steps
     setup: Tuple[str, ...] = ()            # the site's shell, run as given (eval) before the steps
