@@ -144,6 +144,17 @@ def _kind(dir_fd, name):
     return "other"
 
 
+def _opened(directory, name, check_mode):
+    """(descriptor of ``directory`` or None when it is missing in check mode, the file's path); refuses a
+    directory, or a link to one, at the path (OutputError)."""
+    path = os.path.join(os.path.abspath(directory), name)
+    dir_fd = open_directory(directory, create=not check_mode)
+    if dir_fd is not None and _kind(dir_fd, name) == "directory":
+        os.close(dir_fd)
+        raise OutputError("refusing to write %s: it is a directory or a link to one" % path)
+    return dir_fd, path
+
+
 def place(directory, name, content, mode, check_mode=False):
     """Put the file ``name`` (one plain name) with ``content`` (text or bytes) and permission bits ``mode`` into
     ``directory`` (made when missing); SAME, MODE (only the mode was set) or CHANGED. In check mode only compares.
@@ -155,13 +166,10 @@ def place(directory, name, content, mode, check_mode=False):
     directory is swapped in meanwhile (EISDIR)."""
     check_filename(name)
     data = content if isinstance(content, bytes) else content.encode("utf-8")
-    dir_fd = open_directory(directory, create=not check_mode)
+    dir_fd, path = _opened(directory, name, check_mode)
     if dir_fd is None:
         return CHANGED
-    path = os.path.join(os.path.abspath(directory), name)
     try:
-        if _kind(dir_fd, name) == "directory":
-            raise OutputError("refusing to write %s: it is a directory or a link to one" % path)
         fd, info = _open_file(dir_fd, name)
         if fd is not None:
             try:
@@ -174,44 +182,94 @@ def place(directory, name, content, mode, check_mode=False):
             finally:
                 os.close(fd)
         if not check_mode:
-            _replace(dir_fd, name, data, mode, path)
+            _replace(dir_fd, name, path, lambda tmp: _write_new(dir_fd, tmp, mode, (data,)))
         return CHANGED
     finally:
         os.close(dir_fd)
 
 
-def _replace(dir_fd, name, data, mode, path):
-    """A fresh temporary file of ``dir_fd`` holding ``data``, ``mode`` set on its descriptor, renamed to ``name``."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    for _try in range(100):
-        tmp = ".%s.%s.tmp" % (name, binascii.hexlify(os.urandom(6)).decode("ascii"))
+def place_copy(directory, name, source, check_mode=False):
+    """Put a hard link to the file ``source`` (else a copy, with its mode) as ``name`` (a name os.listdir gave)
+    into ``directory``, as ``place`` puts a file; SAME when a regular file of the same size is there already (a
+    large file that is never rewritten in place: a wheel), else CHANGED."""
+    if not name or "/" in name or name in (".", ".."):
+        raise OutputError("refusing file name %r" % (name,))
+    dir_fd, path = _opened(directory, name, check_mode)
+    if dir_fd is None:
+        return CHANGED
+    try:
         try:
-            fd = os.open(tmp, flags, 0o600, dir_fd=dir_fd)
-            break
+            there = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if stat.S_ISREG(there.st_mode) and there.st_size == os.path.getsize(source):
+                return SAME
+        except FileNotFoundError:
+            pass
+        if not check_mode:
+            _replace(dir_fd, name, path, lambda tmp: _link_or_copy(dir_fd, tmp, source))
+        return CHANGED
+    finally:
+        os.close(dir_fd)
+
+
+def _write_new(dir_fd, tmp, mode, chunks):
+    """The new file ``tmp`` of ``dir_fd`` (FileExistsError when the name is taken), ``mode`` set on its
+    descriptor, holding ``chunks`` (bytes)."""
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    try:
+        os.fchmod(fd, mode)
+        for chunk in chunks:
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _link_or_copy(dir_fd, tmp, source):
+    try:
+        os.link(source, tmp, dst_dir_fd=dir_fd)
+        return
+    except FileExistsError:
+        raise
+    except OSError:
+        pass                              # another file system, or links refused: a copy
+    with open(source, "rb") as handle:
+        mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
+        _write_new(dir_fd, tmp, mode, iter(lambda: handle.read(1 << 20), b""))
+
+
+def _replace(dir_fd, name, path, make):
+    """``make(tmp)`` makes a fresh temporary file of ``dir_fd`` (FileExistsError: the name is taken, another is
+    tried), which is renamed to ``name``; it is removed when anything fails."""
+    for _try in range(100):
+        tmp = ".modak-%s.%s.tmp" % (name, binascii.hexlify(os.urandom(6)).decode("ascii"))
+        try:
+            make(tmp)
         except FileExistsError:
             continue
+        except BaseException:
+            _unlink(dir_fd, tmp)
+            raise
+        break
     else:
         raise OutputError("cannot create a temporary file next to %s" % path)
     try:
-        try:
-            os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
         os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException as exc:
-        try:
-            os.unlink(tmp, dir_fd=dir_fd)
-        except OSError:
-            pass
+        _unlink(dir_fd, tmp)
         if isinstance(exc, OSError) and exc.errno in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST):
             raise OutputError("refusing to write %s: a directory is there" % path)
         raise
     try:
         os.fsync(dir_fd)
+    except OSError:
+        pass
+
+
+def _unlink(dir_fd, name):
+    try:
+        os.unlink(name, dir_fd=dir_fd)
     except OSError:
         pass
 
@@ -253,15 +311,6 @@ def read_for_diff(directory, name):
         return "(%s is not a regular file: a link, a directory or a special file; not read)\n" % name
     text = _text(data)
     return "(%s is not UTF-8 text)\n" % name if text is None else text
-
-
-def read_existing(path):
-    """Current content of the regular file ``path`` ('' when it is not text), or None when there is none; a link
-    or anything else than a regular file there is refused with OutputError."""
-    data = _current(*os.path.split(path))
-    if data is NOT_REGULAR:
-        raise OutputError("%s is not a regular file (a link, a directory or a special file)" % path)
-    return None if data is None else (_text(data) or "")
 
 
 def write_atomic(path, content, mode=0o755):

@@ -55,9 +55,9 @@ author:
 """
 
 EXAMPLES = r"""
-- name: Put a job script into the work directory
+- name: Put a job script into the directory out
   sodalite.modak.output_file:
-    output_dir: ~/modak-jobs
+    output_dir: out
     name: job.sbatch
     content: "#!/bin/bash\nsrun hostname\n"
     mode: "0755"

@@ -178,3 +178,21 @@ def test_an_os_error_leaves_no_temporary_file(monkeypatch, out):
     with pytest.raises(OSError):
         files.place(str(out), "job.sh", "echo one\n", 0o755)
     assert os.listdir(str(out)) == []
+
+
+def test_a_large_file_is_placed_by_a_hard_link_once(tmp_path, out, victim):
+    """place_copy (the wheels of a build context): a hard link to the source, then the same; a link at the path
+    is replaced, never written through."""
+    source = tmp_path / "torch-2.5.1+cpu-cp311-cp311-linux_x86_64.whl"
+    source.write_bytes(b"wheel" * 100)
+    name = source.name
+    assert files.place_copy(str(out), name, str(source), check_mode=True) == files.CHANGED and not out.exists()
+    assert files.place_copy(str(out), name, str(source)) == files.CHANGED
+    assert os.stat(str(out / name)).st_ino == os.stat(str(source)).st_ino
+    assert files.place_copy(str(out), name, str(source)) == files.SAME
+    os.unlink(str(out / name))
+    os.symlink(str(victim), str(out / name))
+    assert files.place_copy(str(out), name, str(source)) == files.CHANGED
+    assert victim.read_text() == SECRET and not os.path.islink(str(out / name))
+    with pytest.raises(OutputError):
+        files.place_copy(str(out), "../x.whl", str(source))

@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 
 from ansible_collections.sodalite.modak.plugins.module_utils import files
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
@@ -36,24 +35,12 @@ def place_wheels(source_dir, output_dir, check_mode=False):
         raise OutputError("cannot read the wheel directory %s: %s" % (source_dir, exc.strerror))
     if not names:
         raise OutputError("the wheel directory %s holds no .whl file" % source_dir)
-    target = files.target_path(output_dir, "wheels")
+    target = os.path.join(output_dir, "wheels")
     placed = []
     for name in names:
-        src = os.path.join(source_dir, name)
-        dest = os.path.join(target, name)   # a name listed by os.listdir: no '/'; target is no symlink
-        if os.path.isfile(dest) and os.path.getsize(dest) == os.path.getsize(src):
-            continue
-        placed.append(name)
-        if check_mode:
-            continue
-        files.ensure_dir(target)
-        tmp = os.path.join(target, ".modak-" + name)
         try:
-            try:
-                os.link(src, tmp)
-            except OSError:
-                shutil.copy2(src, tmp)
-            os.replace(tmp, dest)
+            if files.place_copy(target, name, os.path.join(source_dir, name), check_mode) != files.SAME:
+                placed.append(name)
         except (IOError, OSError) as exc:
             raise OutputError("cannot place the wheel %s in %s: %s" % (name, target, exc))
     return placed
