@@ -6,8 +6,8 @@ the host.
 
 The DSL (dsl_file) is read and parsed on the controller, as ansible.builtin.template reads its src; only the
 recipe files go to the host (plugin_utils/remote_files.py: the output_file module places each, atomically, only
-when changed). With wheels, a directory of the host, the module runs on the host with the recipe specification derived
-here (its O(recipe)): it places the wheels there.
+when changed). With wheels, a directory of the host, the module runs on the host with the recipe specification
+derived here (its O(recipe)): it places the wheels there.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@
 The DSL (dsl_file) and the catalog (catalog, else the collection's catalog/images.yaml) are read on the
 controller, as ansible.builtin.template reads its src; the registries and the build lookups are reached from
 the controller. Only the job script goes to the host (plugin_utils/remote_files.py: the output_file module places
-it, atomically, only when changed; output_dir defaults to the DSL's target.work_dir, else ~/modak-jobs). With results_store, the records and the hardware class are the host's: the DSL and
-the catalog read here are handed to the module, which then runs on the host.
+it, atomically, only when changed; output_dir defaults to the DSL's target.work_dir, else ~/modak-jobs). With
+results_store, the records and the hardware class are the host's: the DSL and the catalog read here are handed
+to the module, which then runs on the host.
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ def target_path(output_dir, filename):
 
 SAME, MODE, CHANGED = "same", "mode", "changed"
 NOT_REGULAR = object()
-_LINK_HOPS = 40
+_STEPS = 4096           # components, links followed and directories made, in all
 
 
 def open_directory(directory, create=False):
@@ -53,9 +53,12 @@ def open_directory(directory, create=False):
     path = os.path.abspath(directory)
     parts = [part for part in path.split("/") if part]
     fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    hops = 0
+    steps = 0
     try:
         while parts:
+            steps += 1
+            if steps > _STEPS:
+                raise OutputError("cannot open the directory %s: too many links, or it keeps changing" % path)
             part = parts.pop(0)
             try:
                 child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
@@ -74,8 +77,7 @@ def open_directory(directory, create=False):
                         os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode):
                     raise OutputError("cannot open the directory %s: %s is not a directory (%s)" % (
                         path, part, exc.strerror))
-                hops += 1
-                if hops > _LINK_HOPS or not _may_follow(fd, part):
+                if not _may_follow(fd, part):
                     raise OutputError("refusing the directory %s: %s is a link in a directory that other users "
                                       "can change" % (path, part))
                 target = os.readlink(part, dir_fd=fd)

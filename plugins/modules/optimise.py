@@ -330,6 +330,7 @@ problems:
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.validation import check_type_path
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
@@ -354,7 +355,7 @@ def run(module):
         document = dsl.with_target_default(document, "image_dir", params["image_dir"])
     result = pipeline.optimise(document, images, records, host)
     result.warnings[:0] = catalog_warnings
-    directory = os.path.abspath(os.path.expanduser(output_dir_of(params, result)))
+    directory = os.path.abspath(check_type_path(output_dir_of(params, result)))
     name = result.script.filename
     path = os.path.join(directory, name)
     content = result.script.text

@@ -46,12 +46,16 @@ options:
 attributes:
   check_mode:
     support: full
+    description: Can run in check mode and return changed status prediction without modifying target.
   diff_mode:
     support: full
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
   platform:
+    support: full
     platforms: posix
+    description: Target OS/families that can be operated against.
 author:
-  - modak developers
+  - modak developers (@sodalite-modak)
 """
 
 EXAMPLES = r"""
@@ -114,8 +118,8 @@ def main():
     except ModakError as exc:
         module.fail_json(msg=str(exc))
     except (IOError, OSError) as exc:
-        module.fail_json(msg="cannot write %s into %s: %s" % (module.params["name"], module.params["output_dir"],
-                                                               exc))
+        params = module.params
+        module.fail_json(msg="cannot write %s into %s: %s" % (params["name"], params["output_dir"], exc))
     module.exit_json(**result)
 
 
