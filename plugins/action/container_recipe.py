@@ -5,9 +5,9 @@
 the host.
 
 The DSL (dsl_file) is read and parsed on the controller, as ansible.builtin.template reads its src; only the
-recipe files are transferred (plugin_utils/remote_files.py: one shell command per file, atomic, only when
-changed). With wheels, a directory of the host, the module runs on the host with the recipe specification derived
-here (its O(recipe)): it places the wheels there.
+recipe files go to the host (plugin_utils/remote_files.py: the output_file module places each, atomically, only
+when changed). With wheels, a directory of the host, the module runs on the host with the recipe specification
+derived here (its O(recipe)): it places the wheels there.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from ansible_collections.sodalite.modak.plugins.module_utils.tasks import contai
 from ansible_collections.sodalite.modak.plugins.plugin_utils.remote_files import RemoteDir
 
 MODULE = "sodalite.modak.container_recipe"
-RECIPE_MODE = 0o644
 # output_dir and wheels name directories of the host: '~' is expanded there, not on the controller
 ARGUMENT_SPEC = dict(task.ARGUMENT_SPEC, output_dir=dict(type="str", required=True), wheels=dict(type="str"))
 
@@ -83,9 +82,8 @@ class ActionModule(ActionBase):
         for fmt in params["formats"]:
             filename, text = texts[fmt]
             files.check_filename(filename)
-            written, diff = remote.write(filename, text, RECIPE_MODE, self._task.check_mode, self._task.diff)
+            written, paths[fmt], diff = remote.write(filename, text, generate.RECIPE_MODE)
             changed = changed or written
-            paths[fmt] = remote.join(filename)
             if diff is not None and written:
                 diffs.append(diff)
         out = generate.outcome(recipe, paths, changed)

@@ -5,9 +5,10 @@
 
 The DSL (dsl_file) and the catalog (catalog, else the collection's catalog/images.yaml) are read on the
 controller, as ansible.builtin.template reads its src; the registries and the build lookups are reached from
-the controller. Only the job script is transferred (plugin_utils/remote_files.py: one shell command on the host,
-atomic, only when changed). With results_store, the records and the hardware class are the host's: the DSL and
-the catalog read here are handed to the module, which then runs on the host.
+the controller. Only the job script goes to the host (plugin_utils/remote_files.py: the output_file module places
+it, atomically, only when changed; output_dir defaults to the DSL's target.work_dir, else ~/modak-jobs). With
+results_store, the records and the hardware class are the host's: the DSL and the catalog read here are handed
+to the module, which then runs on the host.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ansible_collections.sodalite.modak.plugins.plugin_utils.remote_files import
 
 MODULE = "sodalite.modak.optimise"
 # output_dir names a directory of the host: '~' is expanded there, not on the controller
-ARGUMENT_SPEC = dict(task.ARGUMENT_SPEC, output_dir=dict(type="str", required=True))
+ARGUMENT_SPEC = dict(task.ARGUMENT_SPEC, output_dir=dict(type="str"))
 
 
 def _warm():
@@ -110,10 +111,9 @@ class ActionModule(ActionBase):
         result.warnings[:0] = catalog_warnings
         name = result.script.filename
         files.check_filename(name)
-        remote = RemoteDir(self, task_vars, params["output_dir"])
-        changed, diff = remote.write(name, result.script.text, task.JOB_SCRIPT_MODE, self._task.check_mode,
-                                     self._task.diff)
-        out = task.outcome(params, result, remote.join(name), changed)
+        remote = RemoteDir(self, task_vars, task.output_dir_of(params, result))
+        changed, path, diff = remote.write(name, result.script.text, task.JOB_SCRIPT_MODE)
+        out = task.outcome(params, result, path, changed)
         if diff is not None:
             out["diff"] = diff
         if result.warnings:

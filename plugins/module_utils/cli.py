@@ -148,17 +148,10 @@ def _target(output_dir, filename):
         raise UsageError(str(exc))
 
 
-def _existing(path):
+def _place(path, text, check):
+    """The job script ``path`` (inside the output directory, _target) placed; True when it changed or would."""
     try:
-        return files.read_existing(path)
-    except ModakError as exc:
-        raise UsageError(str(exc))
-
-
-def _write(output_dir, path, text, mode=0o755):
-    try:
-        files.ensure_dir(output_dir)
-        files.write_atomic(path, text, mode=mode)
+        return files.place(os.path.dirname(path), os.path.basename(path), text, 0o755, check) != files.SAME
     except (ModakError, IOError, OSError) as exc:
         raise UsageError("cannot write %s: %s" % (path, exc))
 
@@ -201,9 +194,7 @@ def cmd_optimise(args):
     for path, result in results:
         target = _target(args.output_dir, result.script.filename)
         text = result.script.text
-        changed = _existing(target) != text
-        if changed and not args.check:
-            _write(args.output_dir, target, text)
+        changed = _place(target, text, args.check)
         image = result.choice.image.as_dict() if result.choice.image is not None else {}
         image.update(uri=result.choice.uri, source=result.choice.source)
         report.append({"file": path, "valid": True, "changed": changed, "job_script": target,

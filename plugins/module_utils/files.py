@@ -1,15 +1,20 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Writing results: only inside the output directory, atomically, and only when changed."""
+"""Writing results: only inside the output directory, atomically, and only when changed.
+
+``place`` is the collection's one placement of a file into an output directory: every module writes through it
+on its host, and the action plugins (plugins/plugin_utils/remote_files.py) and the roles through the
+sodalite.modak.output_file module, which runs it on the managed host. ``read_for_diff`` reads the file it would
+replace, for --diff."""
 
 from __future__ import annotations
 
+import binascii
 import errno
 import os
 import re
 import stat
-import tempfile
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
 
@@ -35,93 +40,285 @@ def target_path(output_dir, filename):
     return path
 
 
-def _open_nofollow(path):
-    """A read descriptor for the regular file ``path``, opened with O_NOFOLLOW relative to its directory's
-    descriptor; None when there is no such file. A link (even one swapped in after a check) or anything but a
-    regular file is refused with OutputError."""
-    directory, name = os.path.split(path)
+SAME, MODE, CHANGED = "same", "mode", "changed"
+NOT_REGULAR = object()
+_STEPS = 4096           # components, links followed and directories made, in all
+
+
+def open_directory(directory, create=False):
+    """A descriptor of ``directory`` (absolute, or relative to the working directory), opened one component at a
+    time without following a link that another user could have put there (a link in a directory that only its
+    owner, this user or root, can change is followed); None when it is missing (``create``: made, 0755 under the
+    umask). Anything else than a directory on the way is refused with OutputError."""
+    path = os.path.abspath(directory)
+    parts = [part for part in path.split("/") if part]
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    steps = 0
     try:
-        dir_fd = os.open(directory or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError as exc:
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-            return None
-        raise OutputError("cannot open the directory %s: %s" % (directory, exc.strerror))
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-            return None
-        if exc.errno == errno.ELOOP:
-            raise OutputError("refusing to read through the symbolic link %s" % path)
-        raise OutputError("cannot read %s: %s" % (path, exc.strerror))
-    finally:
-        os.close(dir_fd)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        while parts:
+            steps += 1
+            if steps > _STEPS:
+                raise OutputError("cannot open the directory %s: too many links, or it keeps changing" % path)
+            part = parts.pop(0)
+            try:
+                child = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno == errno.ENOENT and create:
+                    try:
+                        os.mkdir(part, 0o755, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                    parts.insert(0, part)
+                    continue
+                if exc.errno == errno.ENOENT:
+                    os.close(fd)
+                    return None
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR) or not stat.S_ISLNK(
+                        os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode):
+                    raise OutputError("cannot open the directory %s: %s is not a directory (%s)" % (
+                        path, part, exc.strerror))
+                if not _may_follow(fd, part):
+                    raise OutputError("refusing the directory %s: %s is a link in a directory that other users "
+                                      "can change" % (path, part))
+                target = os.readlink(part, dir_fd=fd)
+                parts[:0] = [p for p in target.split("/") if p]
+                if target.startswith("/"):
+                    os.close(fd)
+                    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+                continue
+            os.close(fd)
+            fd = child
+    except BaseException:
         os.close(fd)
-        raise OutputError("%s is not a regular file" % path)
+        raise
     return fd
 
 
-def read_existing(path):
-    """Current content of a regular file, or None when there is none; never through a link."""
-    fd = _open_nofollow(path)
-    if fd is None:
+def _may_follow(dir_fd, name):
+    """True when the link ``name`` in the directory ``dir_fd`` cannot be another user's: only its owner (this user
+    or root) changes the directory, or the directory is sticky and the link is this user's or root's."""
+    directory = os.fstat(dir_fd)
+    if directory.st_uid not in (0, os.geteuid()):
+        return False
+    if not directory.st_mode & 0o022:
+        return True
+    return bool(directory.st_mode & stat.S_ISVTX) and os.stat(
+        name, dir_fd=dir_fd, follow_symlinks=False).st_uid in (0, os.geteuid())
+
+
+def _open_file(dir_fd, name):
+    """A read descriptor of the regular file ``name`` in ``dir_fd`` and its fstat, opened without following a link
+    and without blocking (a FIFO); (None, None) when there is no regular file there."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return None, None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        return None, None
+    return fd, info
+
+
+def _read_fd(fd):
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _kind(dir_fd, name):
+    """What is at ``name``: None (nothing), 'directory' (one, or a link to one), 'other' (anything else)."""
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
         return None
-    with os.fdopen(fd, "rb") as handle:
+    if stat.S_ISDIR(info.st_mode):
+        return "directory"
+    if stat.S_ISLNK(info.st_mode):
         try:
-            data = handle.read()
-        except (IOError, OSError) as exc:
-            raise OutputError("cannot read %s: %s" % (path, exc.strerror))
+            if stat.S_ISDIR(os.stat(name, dir_fd=dir_fd).st_mode):
+                return "directory"
+        except OSError:
+            pass
+    return "other"
+
+
+def _opened(directory, name, check_mode):
+    """(descriptor of ``directory`` or None when it is missing in check mode, the file's path); refuses a
+    directory, or a link to one, at the path (OutputError)."""
+    path = os.path.join(os.path.abspath(directory), name)
+    dir_fd = open_directory(directory, create=not check_mode)
+    if dir_fd is not None and _kind(dir_fd, name) == "directory":
+        os.close(dir_fd)
+        raise OutputError("refusing to write %s: it is a directory or a link to one" % path)
+    return dir_fd, path
+
+
+def place(directory, name, content, mode, check_mode=False):
+    """Put the file ``name`` (one plain name) with ``content`` (text or bytes) and permission bits ``mode`` into
+    ``directory`` (made when missing); SAME, MODE (only the mode was set) or CHANGED. In check mode only compares.
+
+    The one placement of the collection, safe in a directory that other users can write: the old file is opened
+    once without following a link and its mode set on that descriptor; a new file is a fresh temporary file of
+    the directory, its mode set on its descriptor, renamed over the path (a link there is replaced, never
+    followed). A directory, or a link to one, at the path is refused (OutputError); so is the rename when a
+    directory is swapped in meanwhile (EISDIR)."""
+    check_filename(name)
+    data = content if isinstance(content, bytes) else content.encode("utf-8")
+    dir_fd, path = _opened(directory, name, check_mode)
+    if dir_fd is None:
+        return CHANGED
+    try:
+        fd, info = _open_file(dir_fd, name)
+        if fd is not None:
+            try:
+                if _read_fd(fd) == data and info.st_uid == os.geteuid() and info.st_nlink == 1:
+                    if stat.S_IMODE(info.st_mode) == mode:
+                        return SAME
+                    if not check_mode:
+                        os.fchmod(fd, mode)
+                    return MODE
+            finally:
+                os.close(fd)
+        if not check_mode:
+            _replace(dir_fd, name, path, lambda tmp: _write_new(dir_fd, tmp, mode, (data,)))
+        return CHANGED
+    finally:
+        os.close(dir_fd)
+
+
+def place_copy(directory, name, source, check_mode=False):
+    """Put a hard link to the file ``source`` (else a copy, with its mode) as ``name`` (a name os.listdir gave)
+    into ``directory``, as ``place`` puts a file; SAME when a regular file of the same size is there already (a
+    large file that is never rewritten in place: a wheel), else CHANGED."""
+    if not name or "/" in name or name in (".", ".."):
+        raise OutputError("refusing file name %r" % (name,))
+    dir_fd, path = _opened(directory, name, check_mode)
+    if dir_fd is None:
+        return CHANGED
+    try:
+        try:
+            there = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if stat.S_ISREG(there.st_mode) and there.st_size == os.path.getsize(source):
+                return SAME
+        except FileNotFoundError:
+            pass
+        if not check_mode:
+            _replace(dir_fd, name, path, lambda tmp: _link_or_copy(dir_fd, tmp, source))
+        return CHANGED
+    finally:
+        os.close(dir_fd)
+
+
+def _write_new(dir_fd, tmp, mode, chunks):
+    """The new file ``tmp`` of ``dir_fd`` (FileExistsError when the name is taken), ``mode`` set on its
+    descriptor, holding ``chunks`` (bytes)."""
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    try:
+        os.fchmod(fd, mode)
+        for chunk in chunks:
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _link_or_copy(dir_fd, tmp, source):
+    try:
+        os.link(source, tmp, dst_dir_fd=dir_fd)
+        return
+    except FileExistsError:
+        raise
+    except OSError:
+        pass                              # another file system, or links refused: a copy
+    with open(source, "rb") as handle:
+        mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
+        _write_new(dir_fd, tmp, mode, iter(lambda: handle.read(1 << 20), b""))
+
+
+def _replace(dir_fd, name, path, make):
+    """``make(tmp)`` makes a fresh temporary file of ``dir_fd`` (FileExistsError: the name is taken, another is
+    tried), which is renamed to ``name``; it is removed when anything fails."""
+    for _try in range(100):
+        tmp = ".modak-%s.%s.tmp" % (name, binascii.hexlify(os.urandom(6)).decode("ascii"))
+        try:
+            make(tmp)
+        except FileExistsError:
+            continue
+        except BaseException:
+            _unlink(dir_fd, tmp)
+            raise
+        break
+    else:
+        raise OutputError("cannot create a temporary file next to %s" % path)
+    try:
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException as exc:
+        _unlink(dir_fd, tmp)
+        if isinstance(exc, OSError) and exc.errno in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST):
+            raise OutputError("refusing to write %s: a directory is there" % path)
+        raise
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+
+
+def _unlink(dir_fd, name):
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except OSError:
+        pass
+
+
+def _current(directory, name):
+    """The bytes of the file ``name`` of ``directory``: None when there is nothing there, NOT_REGULAR when it is
+    not a regular file (never read through a link, never opened so that a FIFO blocks)."""
+    dir_fd = open_directory(directory)
+    if dir_fd is None:
+        return None
+    try:
+        if _kind(dir_fd, name) is None:
+            return None
+        fd, _info = _open_file(dir_fd, name)
+        if fd is None:
+            return NOT_REGULAR
+        try:
+            return _read_fd(fd)
+        finally:
+            os.close(fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _text(data):
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
+        return None
+
+
+def read_for_diff(directory, name):
+    """The file ``name`` of ``directory`` as --diff shows it before: its text, '' when there is none, a line that
+    says it is not a regular file (a link, a directory, a FIFO...) or not text."""
+    data = _current(directory, name)
+    if data is None:
         return ""
+    if data is NOT_REGULAR:
+        return "(%s is not a regular file: a link, a directory or a special file; not read)\n" % name
+    text = _text(data)
+    return "(%s is not UTF-8 text)\n" % name if text is None else text
 
 
 def write_atomic(path, content, mode=0o755):
-    """Write ``content`` (text or bytes) to ``path`` through a temporary file and rename; True when it changed.
-
-    A link at ``path`` is replaced by the new file, never followed."""
-    if not os.path.islink(path) and _same(path, content):
-        return False
-    directory = os.path.dirname(path)
-    handle, tmp = tempfile.mkstemp(dir=directory, prefix=".modak-", suffix=".tmp")
-    data = content if isinstance(content, bytes) else content.encode("utf-8")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
-    return True
-
-
-def _same(path, content):
-    try:
-        if isinstance(content, bytes):
-            fd = _open_nofollow(path)
-            if fd is None:
-                return False
-            with os.fdopen(fd, "rb") as handle:
-                return handle.read() == content
-        return read_existing(path) == content
-    except OutputError:
-        return False   # a link swapped in, or not a regular file: rename over it
+    """``place`` for a path; True when it changed (content or mode)."""
+    directory, name = os.path.split(path)
+    return place(directory, name, content, mode) != SAME
 
 
 def ensure_dir(output_dir):

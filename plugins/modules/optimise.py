@@ -18,9 +18,10 @@ description:
   - Picks run settings (nodes, tasks, threads, launcher, environment) and writes the job script for Slurm,
     PBS Pro, Torque, Grid Engine or plain bash into O(output_dir), atomically and only when its content changes.
   - No DSL value is ever evaluated as a template; values reaching the script are pattern-checked or quoted.
-  - Computes on the controller (its action plugin, as M(ansible.builtin.template) renders there) and transfers only
-    the job script to the managed host, through M(ansible.builtin.copy)'s module. With O(results_store) the
-    module runs on the managed host, which then needs the Python libraries of the performance model.
+  - Computes on the controller (its action plugin, as M(ansible.builtin.template) renders there) and sends only
+    the job script to the managed host, where M(sodalite.modak.output_file) places it (never through a link, a
+    directory or a link to one at the path is refused). With O(results_store) the module runs on the managed host,
+    which then needs the Python libraries of the performance model.
 options:
   dsl:
     description:
@@ -38,8 +39,9 @@ options:
     description:
       - Directory of the managed host the job script is written to (created when missing). Nothing is written
         outside it. C(~) is expanded on the host; a relative path is taken in the directory a module would run in.
+      - When omitted, the DSL's C(target.work_dir), else C(~/modak-jobs) (where the
+        P(sodalite.modak.optimised_job#role) role submits the job).
     type: path
-    required: true
   catalog:
     description:
       - Path of an image catalog file (YAML, the form of C(catalog/images.yaml) of this collection) on the
@@ -325,12 +327,15 @@ problems:
   elements: dict
 """
 
+import os
+
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.validation import check_type_path
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.tasks.optimise import (
-    ARGUMENT_SPEC, JOB_SCRIPT_MODE, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, catalog_of, outcome)
+    ARGUMENT_SPEC, JOB_SCRIPT_MODE, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, catalog_of, outcome, output_dir_of)
 
 # the registry reader (with requests) and the performance model load only when a task names registries or a store:
 # a plain optimise does not pay for importing them
@@ -350,17 +355,15 @@ def run(module):
         document = dsl.with_target_default(document, "image_dir", params["image_dir"])
     result = pipeline.optimise(document, images, records, host)
     result.warnings[:0] = catalog_warnings
-    if not module.check_mode:
-        files.ensure_dir(params["output_dir"])
-    path = files.target_path(params["output_dir"], result.script.filename)
+    directory = os.path.abspath(check_type_path(output_dir_of(params, result)))
+    name = result.script.filename
+    path = os.path.join(directory, name)
     content = result.script.text
-    before = files.read_existing(path)
-    changed = before != content
-    if changed and not module.check_mode:
-        files.write_atomic(path, content, mode=JOB_SCRIPT_MODE)
+    before = files.read_for_diff(directory, name) if module._diff else None
+    changed = files.place(directory, name, content, JOB_SCRIPT_MODE, module.check_mode) != files.SAME
     out = outcome(params, result, path, changed)
     if module._diff:
-        out["diff"] = dict(before=before or "", after=content, before_header=path, after_header=path)
+        out["diff"] = dict(before=before, after=content, before_header=path, after_header=path)
     for warning in result.warnings:
         module.warn(warning)
     return out

@@ -49,3 +49,16 @@ def test_the_operator_may_name_any_host_explicitly(tmp_path):
     proc, work = deploy(tmp_path, "db01", "-e", "login_host=db01")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "db01" in proc.stdout.split("PLAY RECAP")[-1], proc.stdout
+
+
+def test_the_job_script_is_placed_once_in_the_work_directory(tmp_path):
+    """Issue 29: the optimise task places the script on the login node itself (nothing on the controller, no
+    second copy task); a second run changes nothing there, and --check --diff reads it back as unchanged."""
+    proc, work = deploy(tmp_path, "hpc01", "-e", "optimised_job_rerun=false")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (work / "hello.sh").is_file() and not (tmp_path / "out" / "hello.sh").exists()
+    assert "Copy the job script" not in proc.stdout
+    again, _work = deploy(tmp_path, "hpc01", "--check", "--diff")
+    assert again.returncode == 0, again.stdout + again.stderr
+    placed = again.stdout.split("Optimise the DSL on the controller and place the job script")[1].split("TASK")[0]
+    assert "ok: [hpc01]" in placed and "changed" not in placed, placed

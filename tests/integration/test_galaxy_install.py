@@ -82,7 +82,8 @@ def test_the_deploy_playbook_and_optimised_job_role_run_a_job(installed, project
                     {"dsl_file": str(dsl_file), "optimised_job_work_dir": str(project / "work"),
                      "optimised_job_poll_interval": 1})
     assert "COMPLETED" in done.stdout
-    assert (project / "out" / "hello-installed.sh").is_file()
+    assert (project / "work" / "hello-installed.sh").is_file()
+    assert not (project / "out" / "hello-installed.sh").exists()       # placed once, on the target only
     fetched = list((project / "out" / "results" / "localhost").iterdir())
     assert any("hello from the installed collection" in p.read_text() for p in fetched)
     assert _written_into(installed[2]) == set()
@@ -165,7 +166,7 @@ def test_relative_paths_on_the_command_line_are_the_projects(installed, project)
     done = playbook(installed, project, "sodalite.modak.deploy",
                     {"dsl_file": "dsl/hello.yaml", "optimised_job_work_dir": str(project / "work"),
                      "optimised_job_output_dir": "deployed", "optimised_job_poll_interval": 1})
-    assert "COMPLETED" in done.stdout and (project / "deployed" / "hello-installed.sh").is_file()
+    assert "COMPLETED" in done.stdout and (project / "work" / "hello-installed.sh").is_file()
     assert any("hello from the installed collection" in p.read_text()
                for p in (project / "deployed" / "results" / "localhost").iterdir())
     assert _written_into(installed[2]) == set()

@@ -36,7 +36,7 @@ def test_a_link_swapped_in_between_check_and_read_never_leaks_its_target(tmp_pat
     try:
         for _try in range(TRIES):
             try:
-                before = files.read_existing(files.target_path(str(out), "job.sh"))
+                before = files.read_for_diff(str(out), "job.sh")
             except OutputError:
                 refused += 1
                 continue
@@ -55,7 +55,7 @@ def test_reading_a_fifo_planted_as_the_result_does_not_hang(tmp_path):
 
     def read():
         try:
-            said.append(files.read_existing(fifo))
+            said.append(files.read_for_diff(str(tmp_path), "job.sh"))
         except OutputError as exc:
             said.append(str(exc))
     thread = threading.Thread(target=read, daemon=True)

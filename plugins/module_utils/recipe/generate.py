@@ -6,11 +6,12 @@
 from __future__ import annotations
 
 import os
-import shutil
 
 from ansible_collections.sodalite.modak.plugins.module_utils import files
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import docker, spec, singularity
+
+RECIPE_MODE = 0o644
 
 WRITERS = {"singularity": singularity, "docker": docker}
 FORMATS = ("singularity", "docker")
@@ -34,24 +35,12 @@ def place_wheels(source_dir, output_dir, check_mode=False):
         raise OutputError("cannot read the wheel directory %s: %s" % (source_dir, exc.strerror))
     if not names:
         raise OutputError("the wheel directory %s holds no .whl file" % source_dir)
-    target = files.target_path(output_dir, "wheels")
+    target = os.path.join(output_dir, "wheels")
     placed = []
     for name in names:
-        src = os.path.join(source_dir, name)
-        dest = os.path.join(target, name)   # a name listed by os.listdir: no '/'; target is no symlink
-        if os.path.isfile(dest) and os.path.getsize(dest) == os.path.getsize(src):
-            continue
-        placed.append(name)
-        if check_mode:
-            continue
-        files.ensure_dir(target)
-        tmp = os.path.join(target, ".modak-" + name)
         try:
-            try:
-                os.link(src, tmp)
-            except OSError:
-                shutil.copy2(src, tmp)
-            os.replace(tmp, dest)
+            if files.place_copy(target, name, os.path.join(source_dir, name), check_mode) != files.SAME:
+                placed.append(name)
         except (IOError, OSError) as exc:
             raise OutputError("cannot place the wheel %s in %s: %s" % (name, target, exc))
     return placed
@@ -63,8 +52,6 @@ def write(recipe_spec, output_dir, formats=FORMATS, base_image=None, check_mode=
     ``wheels``: a directory of wheels (the framework's pinned wheel) placed in the build context.
     """
     recipe, texts = render(recipe_spec, formats, base_image, bool(wheels))
-    if not check_mode:
-        files.ensure_dir(output_dir)
     changed, paths, diff = False, {}, []
     if wheels:
         placed = place_wheels(wheels, output_dir, check_mode)
@@ -72,16 +59,14 @@ def write(recipe_spec, output_dir, formats=FORMATS, base_image=None, check_mode=
             changed = True
             diff.append({"before_header": "wheels/", "after_header": "wheels/", "before": "",
                          "after": "".join(n + "\n" for n in placed)})
+    directory = os.path.abspath(output_dir)
     for fmt in formats:
         filename, text = texts[fmt]
-        path = files.target_path(output_dir, filename)
-        before = files.read_existing(path)
-        paths[fmt] = path
-        if before != text:
+        path = paths[fmt] = os.path.join(directory, filename)
+        before = files.read_for_diff(directory, filename)
+        if files.place(directory, filename, text, RECIPE_MODE, check_mode) != files.SAME:
             changed = True
-            diff.append({"before_header": path, "after_header": path, "before": before or "", "after": text})
-            if not check_mode:
-                files.write_atomic(path, text, mode=0o644)
+            diff.append({"before_header": path, "after_header": path, "before": before, "after": text})
     return dict(outcome(recipe, paths, changed), diff=diff)
 
 

@@ -19,7 +19,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import r
 ARGUMENT_SPEC = dict(
     dsl=dict(type="dict"),
     dsl_file=dict(type="path"),
-    output_dir=dict(type="path", required=True),
+    output_dir=dict(type="path"),
     catalog=dict(type="path"),
     catalog_data=dict(type="raw"),
     results_store=dict(type="path"),
@@ -40,6 +40,12 @@ ARGUMENT_SPEC = dict(
 REQUIRED_ONE_OF = [("dsl", "dsl_file")]
 MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file"), ("catalog", "catalog_data")]
 JOB_SCRIPT_MODE = 0o755
+DEFAULT_OUTPUT_DIR = "~/modak-jobs"
+
+
+def output_dir_of(params, result):
+    """Where the job script goes: O(output_dir), else the DSL's target.work_dir, else ~/modak-jobs."""
+    return params["output_dir"] or result.request.target.work_dir or DEFAULT_OUTPUT_DIR
 
 
 def catalog_of(params, read_file=None):
