@@ -10,9 +10,7 @@ file of the same form can replace it. Entries are checked against
 
 from __future__ import annotations
 
-import functools
 import os
-import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils import image_refs, recipe_images, schema, strict_load, versions
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, DslInvalid, path_str
@@ -101,119 +99,14 @@ CATALOG_SCHEMA = {
 }
 
 
-_TYPES = {"object": lambda v: isinstance(v, dict), "array": lambda v: isinstance(v, list),
-          "string": lambda v: isinstance(v, str), "boolean": lambda v: isinstance(v, bool),
-          "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-          "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "null": lambda v: v is None}
-
-
-def _combine(verdicts):
-    """All of ``verdicts``: False at the first False, else None when one is None, else True."""
-    verdict = True
-    for one in verdicts:
-        if one is False:
-            return False
-        if one is None:
-            verdict = None
-    return verdict
-
-
-def checker(rules):
-    """A check of the JSON schema ``rules``, compiled once: value -> True, False, or None where ``rules`` uses a
-    keyword it does not know. The keywords of CATALOG_SCHEMA only (type, enum, pattern, required, properties,
-    additionalProperties, items, if/then/else), each read as jsonschema reads it, and many times faster than
-    jsonschema on a catalog of 10,000 images; jsonschema checks again whatever is not True and says what is wrong."""
-    checks = []
-    for key, rule in rules.items():
-        if key == "type":
-            tests = [_TYPES[name] for name in ([rule] if isinstance(rule, str) else rule)]
-            checks.append(tests[0] if len(tests) == 1 else lambda v, tests=tests: any(test(v) for test in tests))
-        elif key == "enum":
-            # as JSON compares: true is not 1; a text is looked up in a set (every catalog value passes here)
-            texts = frozenset(choice for choice in rule if isinstance(choice, str))
-            others = tuple(choice for choice in rule if not isinstance(choice, str))
-            checks.append(lambda v, texts=texts, others=others: v in texts if isinstance(v, str) else any(
-                isinstance(v, bool) is isinstance(choice, bool) and v == choice for choice in others))
-        elif key == "pattern":
-            search = re.compile(rule).search
-            checks.append(lambda v, search=search: not isinstance(v, str) or search(v) is not None)
-        elif key == "required":
-            checks.append(lambda v, names=tuple(rule): not isinstance(v, dict) or all(name in v for name in names))
-        elif key in ("properties", "additionalProperties"):
-            if key == "additionalProperties" and "properties" in rules:
-                continue                                     # checked with the properties
-            checks.append(_properties(rules))
-        elif key == "items":
-            each = checker(rule)
-            checks.append(lambda v, each=each: not isinstance(v, list) or _combine(each(item) for item in v))
-        elif key == "if":
-            test, then, other = checker(rule), checker(rules.get("then", {})), checker(rules.get("else", {}))
-            checks.append(lambda v, test=test, then=then, other=other: _branch(test(v), then, other, v))
-        elif key not in ("then", "else", "description"):
-            return lambda v: None
-    return checks[0] if len(checks) == 1 else lambda v: _combine_calls(checks, v)
-
-
-def _combine_calls(checks, value):
-    """_combine of each check of ``value``, without a generator (this runs for every value of a catalog)."""
-    verdict = True
-    for check in checks:
-        one = check(value)
-        if one is False:
-            return False
-        if one is None:
-            verdict = None
-    return verdict
-
-
-def _branch(verdict, then, other, value):
-    return None if verdict is None else (then if verdict else other)(value)
-
-
-def _properties(rules):
-    known = {name: checker(sub) for name, sub in rules.get("properties", {}).items()}
-    extra = rules.get("additionalProperties", True)
-    extra = None if extra is True else extra if extra is False else checker(extra)
-
-    def check(value):
-        if not isinstance(value, dict):
-            return True
-        verdict = True
-        for name, item in value.items():
-            one = known.get(name)
-            if one is None:
-                if extra is False:
-                    return False
-                one = extra
-            if one is not None:
-                result = one(item)
-                if result is False:
-                    return False
-                if result is None:
-                    verdict = None
-        return verdict
-    return check
-
-
-_CATALOG_CHECK = []
-
-
-def fits(data):
-    """Whether catalog ``data`` fits CATALOG_SCHEMA: True, False or None (see ``checker``)."""
-    if not _CATALOG_CHECK:
-        _CATALOG_CHECK.append(checker(CATALOG_SCHEMA))
-    return _CATALOG_CHECK[0](data)
-
-
-def image_from_entry(entry, recipe=None, parse_version=versions.parse):
-    """The Image of a checked catalog entry; ``parse_version`` reads its version (from_data passes a memo: a
-    catalog repeats its versions)."""
+def image_from_entry(entry, recipe=None):
+    """The Image of a checked catalog entry."""
     mpi = entry.get("mpi") or {}
     return Image(
         name=entry["name"],
         uri=entry["uri"],
         framework=entry["framework"],
-        version=parse_version(str(entry["version"])),
+        version=versions.parse(str(entry["version"])),
         kind=entry.get("kind", "framework"),
         build=entry.get("build", "official"),
         arch=entry.get("arch", "x86_64"),
@@ -285,25 +178,22 @@ class ImageCatalog(object):
             data = {"images": data}
         if jsonschema is None:
             raise CatalogError("the jsonschema library is needed to read a catalog")
-        errors = []
-        if fits(data) is not True:     # jsonschema says what is wrong (and decides the unusual)
-            errors = sorted(jsonschema.Draft202012Validator(CATALOG_SCHEMA).iter_errors(data),
-                            key=lambda e: [str(p) for p in e.absolute_path])
+        errors = sorted(jsonschema.Draft202012Validator(CATALOG_SCHEMA).iter_errors(data),
+                        key=lambda e: [str(p) for p in e.absolute_path])
         if errors:
             shown = ["%s: %s" % (path_str(list(e.absolute_path)) or "(catalog)", e.message[:200]) for e in errors[:10]]
             raise CatalogError("catalog %s is malformed:\n  - %s" % (source, "\n  - ".join(shown)))
         names = set()
         images = []
-        parse_version = functools.lru_cache(maxsize=None)(versions.parse)   # for this catalog only
         for entry in data["images"]:
             if entry["name"] in names:
                 raise CatalogError("catalog %s: image name %r appears twice" % (source, entry["name"]))
             names.add(entry["name"])
             if "recipe" in entry:
                 resolved, spec = recipe_images.resolve(entry, build_prefix, base_image, source)
-                images.append(image_from_entry(resolved, spec, parse_version))
+                images.append(image_from_entry(resolved, spec))
             else:
-                images.append(image_from_entry(entry, parse_version=parse_version))
+                images.append(image_from_entry(entry))
         return cls(images, source, build_prefix, base_image)
 
     def recipe_image(self, spec, source="the request"):
@@ -313,12 +203,6 @@ class ImageCatalog(object):
         prefix = self.build_prefix or recipe_images.DEFAULT_PREFIX
         entry, spec = recipe_images.resolve({"recipe": spec.as_dict()}, prefix, self.base_image, source)
         return image_from_entry(entry, spec)
-
-    @classmethod
-    def from_text(cls, text, source="<memory>", **build):
-        """YAML or JSON text, read as strictly as a DSL document (no aliases, no key given twice) within the
-        catalog's limits (strict_load.CATALOG)."""
-        return cls.from_data(data_of(text, source), source, **build)
 
     @classmethod
     def from_file(cls, path, **build):

@@ -39,7 +39,6 @@ class Limits:
 # seconds to read and check: the cap keeps a hostile file from taking minutes)
 DSL = Limits("a DSL document", 1024 * 1024, 32, 20000)
 CATALOG = Limits("a catalog", 2 * 1024 * 1024, 32, 400000)
-CATALOG_LIMITS = CATALOG
 
 DUPLICATE = "is given more than once in the same mapping"
 DUPLICATE_HINT = "keep one of them: a loader would silently keep only the last"

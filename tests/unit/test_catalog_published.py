@@ -8,7 +8,6 @@ import pytest
 from helpers import ROOT, ai_doc
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, matcher, recipe_images
-from ansible_collections.sodalite.modak.plugins.module_utils import catalog as catalog_module
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, DslInvalid
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Choice
@@ -168,31 +167,43 @@ def test_the_build_request_is_the_recipe_document_and_the_push_target(catalog):
     assert again.uri == choice.uri
 
 
-@pytest.mark.parametrize("entry", [
-    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2.1"},
-    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": 2.1, "isa": "x86-64-v3"},
-    {"name": "x", "uri": "docker://a/b:1", "framework": "tf"},
-    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "two"},
-    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "extra": 1},
-    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "isa": "z80"},
-    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "cpu_features": ["ok", "Not ok"]},
-    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "mpi": {"library": "mpich"}},
-    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "mpi": {"version": "1"}},
-    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": True},
-    {"name": "x", "recipe": {"framework": "pytorch", "version": "2.5"}},
-    {"name": "x", "recipe": {"framework": "pytorch", "enable_opt_build": "yes"}},
-    {"name": "x", "recipe": {"framework": "pytorch", "compilers": ["inductor", 3]}},
-    {"name": "x", "labels": {"a": "b"}, "uri": "docker://a/b:1", "framework": "tf", "version": "2"},
-    {"name": "x", "labels": {"a": 1}, "uri": "docker://a/b:1", "framework": "tf", "version": "2"},
-    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "accelerator": True},
-    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "accelerator": 1, "build": None},
-    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "accelerator": "amd", "build": "official"},
-    {"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "math": ["mkl", ["mkl"]]},
-    ["not", "an", "entry"],
+@pytest.mark.parametrize("entry,problem", [
+    ({"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2.1"}, None),
+    ({"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": 2.1, "isa": "x86-64-v3"}, None),
+    ({"name": "x", "uri": "docker://a/b:1", "framework": "tf"}, "images[0]: 'version' is a required property"),
+    ({"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "two"}, "images[0].version: 'two'"),
+    ({"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "extra": 1}, "('extra' was unexpected)"),
+    ({"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "isa": "z80"}, "images[0].isa: 'z80'"),
+    ({"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "cpu_features": ["ok", "Not ok"]},
+     "images[0].cpu_features[1]: 'Not ok'"),
+    ({"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "mpi": {"library": "mpich"}}, None),
+    ({"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "mpi": {"version": "1"}},
+     "images[0].mpi: 'library' is a required property"),
+    ({"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": True},
+     "images[0].version: True is not of type"),
+    ({"name": "x", "recipe": {"framework": "pytorch", "version": "2.5"}}, None),
+    ({"name": "x", "recipe": {"framework": "pytorch", "enable_opt_build": "yes"}},
+     "images[0].recipe.enable_opt_build: 'yes' is not of type 'boolean'"),
+    ({"name": "x", "recipe": {"framework": "pytorch", "compilers": ["inductor", 3]}},
+     "images[0].recipe.compilers[1]: 3"),
+    ({"name": "x", "labels": {"a": "b"}, "uri": "docker://a/b:1", "framework": "tf", "version": "2"}, None),
+    ({"name": "x", "labels": {"a": 1}, "uri": "docker://a/b:1", "framework": "tf", "version": "2"},
+     "images[0].labels.a: 1 is not of type 'string'"),
+    ({"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "accelerator": True},
+     "images[0].accelerator: True is not one of"),
+    ({"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "accelerator": 1, "build": None},
+     "images[0].build: None is not one of"),
+    ({"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "accelerator": "amd",
+      "build": "official"}, None),
+    ({"name": "x", "uri": "docker://a/b:1", "framework": "tf", "version": "2", "math": ["mkl", ["mkl"]]},
+     "images[0].math[1]: ['mkl'] is not one of"),
+    (["not", "an", "entry"], "images[0]: ['not', 'an', 'entry'] is not of type 'object'"),
 ])
-def test_the_quick_check_agrees_with_jsonschema(entry):
-    """The catalog's own schema check answers as jsonschema does, for valid and invalid entries alike."""
-    import jsonschema
-    data = {"images": [entry]}
-    assert catalog_module.fits(data) == \
-        jsonschema.Draft202012Validator(catalog_module.CATALOG_SCHEMA).is_valid(data)
+def test_an_entry_the_schema_refuses_is_reported_at_its_path(entry, problem):
+    """Valid entries load (true is no number, 1 no text); each refused one names its path and what is wrong."""
+    if problem is None:
+        assert len(ImageCatalog.from_data({"images": [entry]})) == 1
+        return
+    with pytest.raises(CatalogError) as caught:
+        ImageCatalog.from_data({"images": [entry]}, "mine.yaml")
+    assert str(caught.value).startswith("catalog mine.yaml is malformed:\n  - ") and problem in str(caught.value)
