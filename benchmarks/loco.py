@@ -19,7 +19,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "collections"))
 
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor, store  # noqa: E402
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor, stats, store  # noqa: E402
 
 
 def spread(records):
@@ -32,7 +32,7 @@ def spread(records):
             mean = sum(logs) / len(logs)
             squares += sum((v - mean) ** 2 for v in logs)
             dof += len(logs) - 1
-    return (math.sqrt(squares / dof) if dof else None), predictor._median(sizes)
+    return (math.sqrt(squares / dof) if dof else None), stats.median(sizes)
 
 
 def main(argv=None):
@@ -52,7 +52,7 @@ def main(argv=None):
     linear = predictor.loco(own, "linear", hw_class)
     sd, n = spread(own)
     print(json.dumps({"hw_class": hw_class, "runs": len(own), "configs": loglinear["n_configs"],
-                      "foreign_load_median": predictor._median(loads), "foreign_load_min": loads[0],
+                      "foreign_load_median": stats.median(loads), "foreign_load_min": loads[0],
                       "foreign_load_max": loads[-1],
                       "loco_median_error": loglinear["median"], "loco_mean_error": loglinear["mean"],
                       "baseline_linear_loco_median_error": linear["median"],

@@ -19,12 +19,9 @@ sys.path.insert(0, HERE)
 
 import runner  # noqa: E402
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor, search, store  # noqa: E402
+from ansible_collections.sodalite.modak.plugins.module_utils.perf.stats import median  # noqa: E402
 
 GRID = {"threads": [1, 2], "batch_size": [64, 128], "precision": ["fp32", "bf16"], "compile": [False, True]}
-
-
-def median(values):
-    return predictor._median(values)
 
 
 def top_grid(grid_records, summary, k, hw_class):

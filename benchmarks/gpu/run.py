@@ -39,7 +39,7 @@ import runner  # noqa: E402,F401  pylint: disable=unused-import  # puts the coll
 from arms import Arm  # noqa: E402
 from models import SPECS  # noqa: E402
 
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import hardware, search, store  # noqa: E402
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import hardware, search, stats, store  # noqa: E402
 
 SMI_FIELDS = ("name", "driver_version", "clocks.sm", "clocks.mem", "clocks.max.sm", "clocks.max.mem", "power.draw",
               "power.limit", "temperature.gpu", "memory.total", "pstate")
@@ -125,7 +125,7 @@ def paired(base, arm):
     if n < 2:
         return {"speedup": math.exp(mean), "low": None, "high": None, "rounds": n}
     sd = math.sqrt(sum((v - mean) ** 2 for v in logs) / (n - 1))
-    half = search.t_quantile(n - 1) * sd / math.sqrt(n)
+    half = stats.t_quantile(n - 1) * sd / math.sqrt(n)
     return {"speedup": math.exp(mean), "low": math.exp(mean - half), "high": math.exp(mean + half), "rounds": n}
 
 

@@ -233,7 +233,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor, search, store, tune
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor, search, store, tune, workload
 
 
 def run(module):
@@ -261,7 +261,7 @@ def run(module):
     choice = result["choice"]
     return dict(changed=result["runs"] > 0, choice=choice, choice_key=store.config_key(choice),
                 model_choice=result.get("model_choice", choice), kept=result["kept"], decision=result["decision"],
-                args=search.arguments(choice, knobs), env={"OMP_NUM_THREADS": str(choice["threads"])},
+                args=workload.arguments(choice, knobs), env={"OMP_NUM_THREADS": str(choice["threads"])},
                 runs=result["runs"], confirm_runs=result["confirm_runs"], measured=log,
                 stop_reason=result["stop_reason"],
                 predicted_s_per_sample=result["predicted_s"], load=result["load"], default=result["default"],

@@ -22,7 +22,7 @@ import importlib.util
 import math
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import PerfError
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import stats, store
 
 # numpy and scikit-learn (about a second to import) load on the first fit, never for a plain optimise;
 # finding them costs no import.
@@ -214,7 +214,7 @@ def loco(records, kind="loglinear", hw_class=None):
         errors[key] = abs(math.exp(sum(pred) / len(pred) - sum(meas) / len(meas)) - 1.0)
     values = sorted(errors.values())
     return {"kind": kind, "hw_class": hw_class, "errors": errors, "n_configs": len(values),
-            "median": _median(values) if values else None,
+            "median": stats.median(values) if values else None,
             "mean": sum(values) / len(values) if values else None}
 
 
@@ -224,14 +224,6 @@ def measured_summary(records):
     for key, rows in by_config(records).items():
         times = sorted(float(r["timing"]["per_sample_s"]) for r in rows)
         out[key] = {"config": store.normalise_config(rows[0]["config"]), "n": len(rows),
-                    "median_s": _median(times),
-                    "load": _median(sorted(store.foreign_load(r) for r in rows))}
+                    "median_s": stats.median(times),
+                    "load": stats.median(sorted(store.foreign_load(r) for r in rows))}
     return out
-
-
-def _median(values):
-    values = sorted(values)
-    n = len(values)
-    if not n:
-        return None
-    return values[n // 2] if n % 2 else 0.5 * (values[n // 2 - 1] + values[n // 2])

@@ -24,7 +24,7 @@ import math
 from ansible_collections.sodalite.modak.plugins.module_utils import cpu
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import hardware
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor as perf_model
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import store
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import stats, store, workload
 
 AUTOTUNE_HOWTO = ("ansible-playbook playbooks/autotune.yml -e dsl_file=<this DSL> -e results_store=<store> "
                   "on a node of the target partition, then optimise with results_store=<store>")
@@ -33,22 +33,10 @@ MIN_CONFIGS = 3
 # never slower than the default: a tuned choice is kept only when its repeated runs beat the default's, where the
 # job runs, by more than the noise measured there (Welch's one-sided test on log time, 95 %, Student's t quantile)
 MIN_REPEATS = 2
-Z_KEEP = 1.6448536269514722   # the normal one-sided 95 % quantile the t quantile expands around
 NOISE_FLOOR = 0.03   # sd of log time assumed at least (two runs of each can agree by chance)
 CONFIRM_PHASE = "confirm"
 DEFAULT_BATCH = 64
-EPOCH_SAMPLES = 60000
 
-# knob -> how it reaches the program (the argument convention of benchmarks/workload/mnist_cnn.py)
-ARG_DOC = {
-    "threads": "environment OMP_NUM_THREADS=N (and --threads N)",
-    "batch_size": "--batch-size N",
-    "precision": "--precision fp32|bf16",
-    "compile": "--compile when true",
-    "channels_last": "--channels-last when true",
-    "onednn": "--onednn on|off",
-    "cudnn_benchmark": "--cudnn-benchmark when true",
-}
 # model kinds (app_type-ai_*.config.type) whose layers are convolutions: channels-last and cuDNN autotuning apply
 CONVOLUTIONAL_KINDS = ("cnn", "convnet", "convolutional", "resnet", "unet")
 
@@ -154,16 +142,6 @@ def rank(fitted, candidates, load=0.0):
     return out
 
 
-def expected_improvement(mean_log, sd_log, best_log):
-    """E[max(0, best - Y)] for Y ~ N(mean, sd) in log time: the expected fractional saving."""
-    if sd_log <= 0:
-        return max(0.0, best_log - mean_log)
-    z = (best_log - mean_log) / sd_log
-    pdf = math.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
-    cdf = 0.5 * (1.0 + math.erf(z / math.sqrt(2)))
-    return (best_log - mean_log) * cdf + sd_log * pdf
-
-
 def should_stop(best_gain, runs, max_runs, min_gain, untried):
     """The stopping rule: (stop?, reason)."""
     if untried <= 0:
@@ -244,7 +222,7 @@ def autotune(candidates, measure, base, records=(), load=None, max_runs=None, mi
     at = load
     while True:
         if load is None:   # rank at the foreign load this machine shows (threads = free cores)
-            at = perf_model._median([store.foreign_load(r) for r in new]) if new else 0.0
+            at = stats.median([store.foreign_load(r) for r in new]) if new else 0.0
         own = [r for r in history if store.valid(r)
                and (hw_class is None or store.hardware_class(r.get("hardware")) == hw_class)]
         fitted = perf_model.fit(own, "loglinear", hw_class)
@@ -254,7 +232,7 @@ def autotune(candidates, measure, base, records=(), load=None, max_runs=None, mi
         scored = []
         for config in untried:
             mean, sd = fitted.predict(config, at, epistemic=True)
-            scored.append((expected_improvement(math.log(mean), sd, best_log), config))
+            scored.append((stats.expected_improvement(math.log(mean), sd, best_log), config))
         scored.sort(key=lambda item: -item[0])
         gain = scored[0][0] if scored else 0.0
         stop, reason = should_stop(gain, len(steps), max_runs, min_gain, len(untried))
@@ -278,32 +256,9 @@ def context_of(record):
     return image if isinstance(image, str) and image else None
 
 
-def t_quantile(dof):
-    """Student's t one-sided 95 % quantile for ``dof`` degrees of freedom (fractional ones rounded down, so the
-    test errs on the side of the default): exact for 1 and 2, else the Cornish-Fisher expansion around the normal
-    quantile (Abramowitz and Stegun 26.7.5), within 0.1 % of the tables from 3 up."""
-    dof = max(1, int(math.floor(dof)))
-    if dof == 1:
-        return math.tan(math.pi * 0.45)
-    if dof == 2:
-        return 0.9 / math.sqrt(2 * 0.95 * 0.05)
-    x = Z_KEEP
-    terms = ((x ** 3 + x) / 4.0,
-             (5 * x ** 5 + 16 * x ** 3 + 3 * x) / 96.0,
-             (3 * x ** 7 + 19 * x ** 5 + 17 * x ** 3 - 15 * x) / 384.0,
-             (79 * x ** 9 + 776 * x ** 7 + 1482 * x ** 5 - 1920 * x ** 3 - 945 * x) / 92160.0)
-    return x + sum(term / dof ** (power + 1) for power, term in enumerate(terms))
-
-
 def _log_times(records, config):
     rows = perf_model.by_config(records).get(store.config_key(config), ())
     return [math.log(float(r["timing"]["per_sample_s"])) for r in rows]
-
-
-def _mean_var(logs):
-    mean = sum(logs) / len(logs)
-    var = sum((v - mean) ** 2 for v in logs) / (len(logs) - 1)
-    return mean, max(var, NOISE_FLOOR ** 2)
 
 
 def decide(records, choice, default, confirmed=None):
@@ -330,12 +285,8 @@ def decide(records, choice, default, confirmed=None):
                        "each are needed to tell a gain from noise" % (store.config_key(choice), len(mine),
                                                                       store.config_key(default), len(base),
                                                                       MIN_REPEATS)), numbers
-    (mean_c, var_c), (mean_d, var_d) = _mean_var(mine), _mean_var(base)
-    parts = (var_c / len(mine), var_d / len(base))
-    stderr = math.sqrt(sum(parts))
-    dof = sum(parts) ** 2 / (parts[0] ** 2 / (len(mine) - 1) + parts[1] ** 2 / (len(base) - 1))
-    gain = mean_d - mean_c
-    threshold = t_quantile(dof) * stderr
+    gain, stderr, dof, (var_d, var_c) = stats.welch(base, mine, NOISE_FLOOR)
+    threshold = stats.t_quantile(dof) * stderr
     numbers.update(measured_speedup=math.exp(gain), needed_speedup=math.exp(threshold), dof=dof,
                    noise_sd_log=[math.sqrt(var_c), math.sqrt(var_d)])
     runs = "%d and %d %sruns" % (len(mine), len(base), "interleaved " if interleaved else "")
@@ -346,24 +297,6 @@ def decide(records, choice, default, confirmed=None):
                            math.exp(threshold), 100 * math.sqrt(var_c), 100 * math.sqrt(var_d))), numbers
     return True, ("%s measured %.2fx the default %s (%s), above the %.2fx the noise allows" % (
         store.config_key(choice), math.exp(gain), store.config_key(default), runs, math.exp(threshold))), numbers
-
-
-def arguments(config, knobs):
-    """Program arguments for the tuned knobs (threads travel as OMP_NUM_THREADS)."""
-    argv = []
-    if "batch_size" in knobs:
-        argv.extend(["--batch-size", str(config["batch_size"])])
-    if "precision" in knobs:
-        argv.extend(["--precision", config["precision"]])
-    if "compile" in knobs and config["compile"]:
-        argv.append("--compile")
-    if "channels_last" in knobs and config["channels_last"]:
-        argv.append("--channels-last")
-    if "onednn" in knobs:
-        argv.extend(["--onednn", "on" if config["onednn"] else "off"])
-    if "cudnn_benchmark" in knobs and config["cudnn_benchmark"]:
-        argv.append("--cudnn-benchmark")
-    return argv
 
 
 def advise(request, image, records, host=None, context=None):
@@ -459,9 +392,9 @@ def advise(request, image, records, host=None, context=None):
         advice.setdefault("warnings", []).append(said)
     config = advice["config"]
     if advice["predicted_s_per_sample"] is not None:
-        advice["predicted_epoch_s"] = advice["predicted_s_per_sample"] * EPOCH_SAMPLES
+        advice["predicted_epoch_s"] = advice["predicted_s_per_sample"] * workload.EPOCH_SAMPLES
     advice["env"] = [["OMP_NUM_THREADS", str(config["threads"])]]
-    advice["args"] = arguments(config, tuning)
+    advice["args"] = workload.arguments(config, tuning)
     return advice
 
 

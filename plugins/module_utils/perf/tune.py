@@ -4,8 +4,8 @@
 """Autotuning a DSL's application: real runs inside the DSL's ``optimisation.tuning`` search space.
 
 The application follows the argument convention of the schema's tuning description (the benchmark
-workload does): the configuration reaches it as ``OMP_NUM_THREADS`` and ``--batch-size``, ``--precision``,
-``--compile``, ``--channels-last``, ``--onednn`` after its own arguments, and it prints one JSON record
+workload does): the configuration reaches it as ``OMP_NUM_THREADS`` and the flags of ``workload.arguments``
+(``--batch-size``, ``--precision``, ...) after its own arguments, and it prints one JSON record
 (``timing.per_sample_s``, ``load.other_busy_cores``, ``hardware``) as the last JSON line of its output.
 Every run is appended to the results store at once, so an interrupted search keeps what it measured.
 
@@ -27,7 +27,7 @@ import subprocess
 
 from ansible_collections.sodalite.modak.plugins.module_utils import shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import PerfError
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import search, store
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import search, store, workload
 
 PYTHON_NAMES = ("python", "python3")
 
@@ -44,7 +44,7 @@ def application_argv(app_argv, config, knobs, interpreter=None, extra_args=(), r
         raise TuneError("the DSL names no executable to benchmark (job.application.executable)")
     if interpreter and not run_prefix and os.path.basename(argv[0]) in PYTHON_NAMES:
         argv[0] = interpreter
-    return list(run_prefix) + argv + list(extra_args) + search.arguments(config, knobs)
+    return list(run_prefix) + argv + list(extra_args) + workload.arguments(config, knobs)
 
 
 def parse_record(stdout):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from helpers import ai_doc, with_
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl
-from ansible_collections.sodalite.modak.plugins.module_utils.perf import hardware, predictor, search, store
+from ansible_collections.sodalite.modak.plugins.module_utils.perf import hardware, predictor, search, store, workload
 
 SMI = "NVIDIA H100 80GB HBM3, 81559, 9.0\nNVIDIA H100 80GB HBM3, 81559, 9.0\n"
 H100 = {"name": "NVIDIA H100 80GB HBM3", "memory_gib": 80, "compute_capability": "9.0"}
@@ -37,8 +37,8 @@ def test_the_cudnn_knob_leaves_earlier_keys_as_they_were():
            "onednn": True}
     assert store.config_key(old) == "t2-b64-fp32-cl0-c0-dnn1"
     assert store.config_key(dict(old, cudnn_benchmark=True)) == "t2-b64-fp32-cl0-c0-dnn1-cudnnb1"
-    assert search.arguments(dict(store.normalise_config(old), cudnn_benchmark=True),
-                            {"cudnn_benchmark": [False, True]}) == ["--cudnn-benchmark"]
+    assert workload.arguments(dict(store.normalise_config(old), cudnn_benchmark=True),
+                              {"cudnn_benchmark": [False, True]}) == ["--cudnn-benchmark"]
     x = predictor.feature_vector(dict(old, cudnn_benchmark=True))
     assert x[predictor.LOGLINEAR_FEATURES.index("cudnn_benchmark")] == 1.0
     assert predictor.LOGLINEAR_FEATURES.index("cudnn_benchmark") in predictor.MAIN_COLUMNS

@@ -39,12 +39,6 @@ def test_should_stop():
     assert search.should_stop(0.5, 3, 10, 0.02, 0)[0] is True
 
 
-def test_expected_improvement_prefers_better_and_more_uncertain():
-    assert search.expected_improvement(-0.2, 0.1, 0.0) > search.expected_improvement(0.0, 0.1, 0.0)
-    assert search.expected_improvement(0.0, 0.2, 0.0) > search.expected_improvement(0.0, 0.1, 0.0)
-    assert search.expected_improvement(0.5, 0.0, 0.0) == 0.0
-
-
 def _replay(records):
     """measure() that returns the next recorded run of a configuration (real measurements, replayed)."""
     queues = predictor.by_config(records)
