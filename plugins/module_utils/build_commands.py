@@ -106,13 +106,6 @@ def remote_inspect_argv(dest, tls_verify=True):
             '{{ index .Labels "%s" }}' % LABEL_HASH, dest]
 
 
-def skopeo_copy_argv(image, dest, tls_verify=True):
-    """The same push with skopeo, from the local containers storage."""
-    dest = _check(_DEST, dest, "push destination")
-    return ["skopeo", "copy", "--dest-tls-verify=%s" % ("true" if tls_verify else "false"),
-            "containers-storage:%s" % image, dest]
-
-
 def job_script(name, steps, cpus=8, walltime="04:00:00", workdir=None, scheduler="slurm", after=(), modules=(),
                setup=()):
     """The batch job that runs the argv ``steps`` in order (for sites that forbid builds on login nodes), written

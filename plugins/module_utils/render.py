@@ -14,7 +14,6 @@ import re
 from ansible_collections.sodalite.modak.plugins.module_utils import distributed, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.launchers import registry as launchers
 from ansible_collections.sodalite.modak.plugins.module_utils.model import JobScript
-from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtimes
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry as schedulers
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
@@ -44,11 +43,6 @@ def run_notes(argv):
     if argv and re.search(r"[^A-Za-z0-9_]\Z", shell.expanded(argv[0], {})):
         codes.extend(["SC2287", "SC2288"])
     return ["# shellcheck disable=%s  # the program and its words are the DSL's" % ",".join(codes)] if codes else []
-
-
-def sif_name(uri):
-    """docker://ethcscs/openmpi:3.1.3 -> openmpi_3.1.3-<digest of the whole reference>.sif (never shared)."""
-    return names.cache_name(uri, ".sif")
 
 
 def mpi_rank(settings):

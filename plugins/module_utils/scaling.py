@@ -12,10 +12,6 @@
 from __future__ import annotations
 
 
-def amdahl_efficiency(ranks, fraction):
-    return 1.0 / (ranks * (1.0 - fraction) + fraction)
-
-
 def amdahl_max_ranks(fraction, efficiency):
     if fraction >= 1.0:
         return None

@@ -11,7 +11,7 @@ from helpers import EXAMPLES, ORIGINAL, ROOT, SITE_IMAGES, ai_doc, load, with_
 
 from ansible_collections.sodalite.modak.plugins.module_utils import pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
-from ansible_collections.sodalite.modak.plugins.module_utils.render import sif_name
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names
 
 SHELLCHECK = shutil.which("shellcheck") or os.path.join(ROOT, ".venv", "bin", "shellcheck")
 
@@ -136,6 +136,12 @@ def test_build_parallelism_is_replaced_without_templates(catalog):
     text = script_of(doc, catalog)
     assert "if [ ! -d src ]; then git clone --depth 1 -- https://example.org/src.git src; fi" in text
     assert "bash -c 'make -j6 {{ 7*7 }}'" in text and "49" not in text
+
+
+def sif_name(uri):
+    """docker://ethcscs/openmpi:3.1.3 -> openmpi_3.1.3-<digest of the whole reference>.sif (never shared): the file
+    apptainer's run lines pull a registry image into."""
+    return names.cache_name(uri, ".sif")
 
 
 @pytest.mark.parametrize("uri,name", [("docker://ethcscs/openmpi:3.1.3", "openmpi_3.1.3-fb6ff9ce34389385.sif"),

@@ -174,14 +174,6 @@ def fit(records, kind="loglinear", hw_class=None):
     return PerfModel(kind, hw_class, estimator, len(rows), n_configs, sd, columns, usable_cores(rows))
 
 
-def fit_by_class(records, kind="loglinear"):
-    out = {}
-    for hw_class, count in store.classes(records).items():
-        if count >= 2:
-            out[hw_class] = fit(records, kind, hw_class)
-    return out
-
-
 def by_config(records):
     """{config_key: [records]} for valid records."""
     groups = {}

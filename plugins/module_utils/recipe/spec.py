@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """One recipe model for every writer: an ordered list of building blocks derived from a JobRequest.
 
-``from_request(request)`` decides what the optimised image holds (base, framework and how it is
+``from_spec(spec_of(request))`` decides what the optimised image holds (base, framework and how it is
 installed, math libraries, graph compilers, MPI, environment) and describes each choice with a
 ``modak.<attribute>`` label named like the catalog's attributes, so a built image can be put in a
 catalog (or discovered in a registry) and chosen by the matcher next time.
@@ -166,11 +166,6 @@ def spec_of(request):
         parallelisation=opt.parallelisation, mpi_library=opt.mpi_library, omp_affinity=opt.omp_affinity,
         enable_opt_build=opt.enable_opt_build, app=request.app.app_tag,
         python_packages=tuple(sorted(opt.python_packages)))
-
-
-def from_request(request, base_image=None, wheels=False):
-    """Derive the Recipe from a JobRequest that has an optimisation section (see ``from_spec``)."""
-    return from_spec(spec_of(request), base_image, wheels)
 
 
 def from_spec(opt, base_image=None, wheels=False):

@@ -20,7 +20,7 @@ DOC = {"job": {"application": {"executable": "python3 train.py"},
 
 
 def recipe(**kw):
-    return spec.from_request(dsl.parse(DOC), **kw)
+    return spec.from_spec(spec.spec_of(dsl.parse(DOC)), **kw)
 
 
 @pytest.mark.parametrize("ext,writer", [("Dockerfile", docker), ("def", singularity)])
@@ -76,8 +76,8 @@ def test_wheels_change_the_recipe_hash():
 
 def test_gpu_images_get_no_tuned_cpu_runtime():
     doc = dict(DOC)
-    gpu = spec.from_request(dsl.parse({"job": dict(doc["job"], optimisation=dict(
-        doc["job"]["optimisation"], opt_build={"cpu_type": "x86", "acc_type": "nvidia", "cuda_version": "12.4"}))}))
+    gpu = spec.from_spec(spec.spec_of(dsl.parse({"job": dict(doc["job"], optimisation=dict(
+        doc["job"]["optimisation"], opt_build={"cpu_type": "x86", "acc_type": "nvidia", "cuda_version": "12.4"}))})))
     assert not any(isinstance(b, blocks.TunedRuntime) for b in gpu.blocks)
 
 

@@ -25,7 +25,7 @@ class Odd(blocks.Block):
 
 @pytest.mark.parametrize("writer", [docker, singularity], ids=["docker", "singularity"])
 def test_a_writer_refuses_a_primitive_it_has_no_form_for(writer):
-    recipe = spec.from_request(dsl.parse(ai_doc("pytorch", "2.5")))
+    recipe = spec.from_spec(spec.spec_of(dsl.parse(ai_doc("pytorch", "2.5"))))
     recipe.blocks.append(Odd())
     with pytest.raises(RecipeError, match="no form for the primitive Unknown"):
         writer.write(recipe)
@@ -42,7 +42,7 @@ def test_the_family_follows_the_base_image(image, family):
 
 
 def test_a_rhel_family_base_installs_with_dnf_and_its_own_names():
-    recipe = spec.from_request(dsl.parse(ai_doc("pytorch", "2.5")), base_image="rockylinux:9")
+    recipe = spec.from_spec(spec.spec_of(dsl.parse(ai_doc("pytorch", "2.5"))), base_image="rockylinux:9")
     text = docker.write(recipe)
     assert "apt-get" not in text
     assert "dnf install -y --setopt=install_weak_deps=False" in text and "dnf clean all" in text
@@ -52,8 +52,8 @@ def test_a_rhel_family_base_installs_with_dnf_and_its_own_names():
 
 def test_the_family_changes_the_recipe_hash_but_debian_recipes_keep_theirs():
     request = dsl.parse(ai_doc("pytorch", "2.5"))
-    debian = spec.from_request(request)
-    assert spec.from_request(request, base_image="rockylinux:9").sha256 != debian.sha256
+    debian = spec.from_spec(spec.spec_of(request))
+    assert spec.from_spec(spec.spec_of(request), base_image="rockylinux:9").sha256 != debian.sha256
     assert blocks.OsPackages(["git"]).as_dict() == {"block": "os packages", "packages": ["git"]}
 
 

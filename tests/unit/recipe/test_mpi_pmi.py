@@ -22,7 +22,7 @@ def hpc(library, version=None):
 
 @pytest.mark.parametrize("library,pmi", [("openmpi", "pmix"), ("mpich", "pmi2")])
 def test_the_recipe_labels_the_pmi_and_the_catalog_entry_carries_it(library, pmi):
-    recipe = spec.from_request(hpc(library))
+    recipe = spec.from_spec(spec.spec_of(hpc(library)))
     assert recipe.labels["modak.mpi_pmi"] == pmi
     assert 'modak.mpi_pmi="%s"' % pmi in docker.write(recipe)
     entry = recipe.catalog_entry("docker://reg.example/x:1")

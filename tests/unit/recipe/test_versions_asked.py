@@ -22,7 +22,7 @@ def _hpc(library, version=None):
 
 
 def recipe(doc):
-    return spec.from_request(dsl.parse(doc))
+    return spec.from_spec(spec.spec_of(dsl.parse(doc)))
 
 
 @pytest.mark.parametrize("library,version,url", [

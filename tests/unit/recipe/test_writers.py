@@ -20,7 +20,7 @@ WRITERS = {"def": singularity, "Dockerfile": docker}
 
 
 def recipe(name):
-    return spec.from_request(dsl.parse(CASES[name]))
+    return spec.from_spec(spec.spec_of(dsl.parse(CASES[name])))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
