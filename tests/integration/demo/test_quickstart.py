@@ -110,16 +110,17 @@ def test_job_completed_inside_the_container_and_shows_the_loss(quickstart, engin
 
 def test_the_job_scripts_run_the_engines(quickstart):
     assert quickstart.returncode == 0, quickstart.stdout[-4000:] + quickstart.stderr[-3000:]
-    out = os.path.join(DEMO, "out")
-    with open(os.path.join(out, "mnist-demo-charliecloud.sbatch"), encoding="utf-8") as handle:
+    # the role places each job script once, in the work directory on the target (issue 29: no copy from out/)
+    jobs = os.path.join(DEMO, "jobs")
+    assert not os.path.exists(os.path.join(DEMO, "out", "mnist-demo-charliecloud.sbatch"))
+    with open(os.path.join(jobs, "mnist-demo-charliecloud.sbatch"), encoding="utf-8") as handle:
         ch = handle.read()
     assert "ch-image pull" not in ch and 'if ! [ -d "$IMAGE" ]; then' in ch
     assert "\nch-run --env-no-expand --set-env " in ch
-    with open(os.path.join(out, "mnist-demo-podman.sbatch"), encoding="utf-8") as handle:
+    with open(os.path.join(jobs, "mnist-demo-podman.sbatch"), encoding="utf-8") as handle:
         podman = handle.read()
     assert "podman pull" not in podman and "\npodman run --rm --network=host" in podman
     # the image was staged before submitting, by the scripts the optimiser returned (run on the login node)
-    jobs = os.path.join(DEMO, "jobs")
     with open(os.path.join(jobs, "mnist-demo-charliecloud.sbatch.stage.sh"), encoding="utf-8") as handle:
         assert "ch-image pull 127.0.0.1:" in handle.read()
     with open(os.path.join(jobs, "mnist-demo-podman.sbatch.stage.sh"), encoding="utf-8") as handle:
