@@ -90,7 +90,8 @@ WHERE = {
     "benchmarks/results/gpu-h200.json": ("tests/integration/perf/test_benchmarks_smoke.py", '"gpu-h200.json"'),
 }
 WHERE.update({"ansible-doc sodalite.modak.%s" % name: "checkout" for name in (
-    "optimise", "batch_job", "container_recipe", "container_build_plan", "async_wait", "perf_model", "autotune")})
+    "optimise", "batch_job", "container_recipe", "container_build_plan", "async_wait", "perf_model", "autotune",
+    "output_file")})
 
 
 def commands(path):
