@@ -108,3 +108,16 @@ def test_the_task_formats_are_the_writers():
     from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
     from ansible_collections.sodalite.modak.plugins.module_utils.tasks import container_recipe
     assert container_recipe.FORMATS == generate.FORMATS == tuple(generate.WRITERS)
+
+
+def test_every_module_utils_package_is_in_the_pip_package():
+    """The pip package (pyproject.toml, the `modak` command) lists its packages by name: a new folder under
+    module_utils that is not listed installs without it (`modak --version` failed on launchers/)."""
+    import tomllib  # pylint: disable=import-outside-toplevel
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as handle:
+        listed = set(tomllib.load(handle)["tool"]["setuptools"]["packages"])
+    base = os.path.join(ROOT, "plugins", "module_utils")
+    folders = sorted(name for name in os.listdir(base) if os.path.isfile(os.path.join(base, name, "__init__.py")))
+    missing = [name for name in folders
+               if "ansible_collections.sodalite.modak.plugins.module_utils.%s" % name not in listed]
+    assert missing == []
