@@ -120,9 +120,9 @@ def run_plan(configs, reps, store_path=None, seed=None, steps=8, warmup=2, log=s
 
 
 def array_job_script(configs_file, reps, store_path, scheduler="slurm", steps=8, warmup=2, python=sys.executable,
-                     job_name="modak-bench"):
+                     job_name="modak-bench", exclusive=True):
     """A job array for ``scheduler``, written by its class as every job modak writes (jobspec.py): one element per
-    (repetition, configuration), each on a node of its own, in the order of the plan shuffled with the array's id
+    (repetition, configuration), each on a node of its own unless not ``exclusive``, in the order of the plan shuffled with the array's id
     as seed (the same in every element)."""
     with open(configs_file) as handle:
         count = len(json.load(handle))
@@ -130,7 +130,7 @@ def array_job_script(configs_file, reps, store_path, scheduler="slurm", steps=8,
         name=job_name, purpose="benchmark array: element i runs position i of the shuffled plan",
         steps=((python, os.path.abspath(__file__), "--store", store_path, "--configs-file",
                 os.path.abspath(configs_file), "--reps", str(reps), "--steps", str(steps), "--warmup", str(warmup),
-                "--array-element"),), array_size=count * reps, exclusive=True)
+                "--array-element"),), array_size=count * reps, exclusive=exclusive)
     return jobspec.render(spec, scheduler)
 
 
@@ -146,6 +146,8 @@ def main(argv=None):
     p.add_argument("--index", type=int, default=None, help="run only this position of the plan (array element)")
     p.add_argument("--array-job", metavar="SCRIPT", help="write a job array script instead of running")
     p.add_argument("--scheduler", default="slurm", help="the scheduler of --array-job (one with job arrays)")
+    p.add_argument("--exclusive", action=argparse.BooleanOptionalAction, default=True,
+                   help="each element of --array-job on a node of its own (the default: runs are timed)")
     p.add_argument("--array-element", action="store_true",
                    help="run the position MODAK_ARRAY_INDEX of the plan, seeded with MODAK_ARRAY_JOB (in an array)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
@@ -170,7 +172,8 @@ def main(argv=None):
             p.error("--array-job needs --configs-file")
         try:
             script, warnings = array_job_script(args.configs_file, args.reps, os.path.abspath(args.store),
-                                                args.scheduler, args.steps, args.warmup)
+                                                args.scheduler, args.steps, args.warmup,
+                                                exclusive=args.exclusive)
         except (jobspec.JobSpecError, KeyError) as exc:
             p.error(str(exc).strip("'\""))
         with open(args.array_job, "w") as handle:

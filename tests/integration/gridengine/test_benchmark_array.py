@@ -37,8 +37,11 @@ def test_each_array_element_runs_its_position_of_the_plan(scheduler, torch_insta
     script = tmp_path / "bench-array.sh"
     wrote = subprocess.run([sys.executable, RUNNER, "--store", store_path, "--configs-file", str(configs),
                             "--reps", "1", "--steps", "2", "--warmup", "0", "--array-job", str(script),
-                            "--scheduler", scheduler], capture_output=True, text=True, check=True)
+                            "--scheduler", scheduler, "--no-exclusive"],   # the suite's jobs share the node
+                           capture_output=True, text=True, check=True)
     assert json.loads(wrote.stdout)["elements"] == 2
+    text = script.read_text()
+    assert "exclusive" not in text
     result = run(Request(script=str(script), scheduler=scheduler, wait=True, wait_timeout=600, poll_interval=1,
                          chdir=str(tmp_path)))
     assert result["state"] == "COMPLETED", result
