@@ -91,6 +91,12 @@ def launcher_problems(doc):
     config = config if isinstance(config, dict) else {}
     training = config.get("distributed_training") is True and opt.get("app_type") == "ai_training"
     where = "job.application.launcher"
+    if training and launcher == "none":
+        return [DslProblem(where, "a distributed training is started by its launcher; none starts no rank", launcher,
+                           "choose %s, or auto" % ", ".join(launchers.TRAINING_NAMES))]
+    if not training and launcher == "srun" and not schedulers.capable(_scheduler(job), schedulers.SRUN_STEPS):
+        return [DslProblem(where, "srun needs Slurm; the scheduler is %s" % _scheduler(job), launcher,
+                           "use auto (the scheduler's launcher), mpirun or mpiexec")]
     if training and not launchers.starts(launcher, launchers.TRAINING):
         return [DslProblem(where, "starts an MPI program's ranks, not a distributed training's", launcher,
                            "choose %s, or auto" % ", ".join(launchers.TRAINING_NAMES))]

@@ -87,6 +87,9 @@ def _check(spec, scheduler):
             problems.append("array_size %r: a whole number from 1" % (spec.array_size,))
         elif not registry.capable(scheduler, registry.ARRAYS):
             problems.append("array_size: %s runs no job arrays" % scheduler)
+        elif spec.array_size < registry.scheduler_class(scheduler).array_min_size:
+            problems.append("array_size %d: %s runs arrays of %d elements at least" % (
+                spec.array_size, scheduler, registry.scheduler_class(scheduler).array_min_size))
     if spec.after and not registry.capable(scheduler, registry.BATCH):
         problems.append("after: %s starts the job at once and cannot wait for job %s (wait for it first)"
                         % (scheduler, spec.after[0].job_id))

@@ -114,7 +114,7 @@ def plan(req, choice, advice=None):
         ranks = allocated
     library, pmi, mpi_notes, mpi_warnings = pmi_plan(req, choice, launcher, _is_mpi(req, ranks))
     notes.extend(mpi_notes)
-    if launcher == "none" and ranks > 1:
+    if launcher == "none" and ranks > 1 and not (opt is not None and opt.distributed is not None):
         notes.append("launcher 'none' with %d ranks: the program must start its own processes" % ranks)
 
     # no node count: the scheduler spreads the tasks over as many nodes as it needs (Slurm --ntasks), never

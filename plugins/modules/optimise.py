@@ -285,7 +285,8 @@ target:
   description:
     - The DSL's target as the optimiser read it (defaults applied, aliases resolved), so that roles and
       playbooks need not parse the DSL again. Keys are the DSL's (C(job_scheduler_type), C(container_engine),
-      C(login_host), C(work_dir), C(partition), C(image_dir), C(name), C(mpi_type)); unset values are null.
+      C(login_host), C(work_dir), C(partition), C(image_dir), C(name), C(mpi_type), C(modules), C(setup),
+      C(image_fetch)); unset values are null (empty lists for C(modules) and C(setup)).
   returned: success
   type: dict
   sample:

@@ -130,7 +130,10 @@ def test_the_build_carries_the_recipe_spec_that_container_recipe_builds(catalog)
     ({"framework": "pytorch", "version": "two"}, "recipe.version"),
     ({"framework": "pytorch", "cpu_isa": "z80"}, "recipe.cpu_isa"),
     ({"framework": "pytorch", "python_packages": ["x; rm -rf /"]}, "recipe.python_packages[0]"),
-    ({"framework": "pytorch", "extra": 1}, "recipe.extra")])
+    ({"framework": "pytorch", "extra": 1}, "recipe.extra"),
+    # what the catalog and the DSL refuse beyond the schema (a fresh-eyes review found them accepted)
+    ({"framework": "tensorflow", "compilers": ["inductor"]}, "recipe.compilers[0]"),
+    ({"framework": "pytorch", "cpu_type": "x86", "cpu_isa": "armv8.2-a"}, "recipe.cpu_isa")])
 def test_a_bad_recipe_spec_is_named_by_its_path(recipe, path):
     with pytest.raises(DslInvalid) as caught:
         container_recipe_task.spec_from_dict(recipe)

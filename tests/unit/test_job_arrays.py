@@ -35,7 +35,8 @@ def test_an_array_with_a_pending_element_is_pending():
 
 
 def test_an_array_ended_well_only_when_every_element_did():
-    assert status((0, show(("COMPLETED", "0:0"), ("COMPLETED", "0:0")), "")).state == "COMPLETED"
+    good = "41_0|modak-bench|COMPLETED|0:0|00:00:03|x\n41_1|modak-bench|COMPLETED|0:0|00:00:04|x\n"
+    assert status((0, show(("COMPLETED", "0:0"), ("COMPLETED", "0:0")), ""), good).state == "COMPLETED"
     failed = status((0, show(("FAILED", "1:0"), ("COMPLETED", "0:0")), ""))
     assert (failed.state, failed.exit_code, failed.stdout_path) == ("FAILED", 1, "/w/modak-bench-41_0.out")
 
@@ -45,3 +46,18 @@ def test_an_array_that_left_the_controller_is_read_element_by_element_from_accou
     lines = "41_0|modak-bench|COMPLETED|0:0|00:00:03|x\n41_1|modak-bench|FAILED|2:0|00:00:04|x\n"
     found = status(gone, lines)
     assert (found.state, found.exit_code, found.active) == ("FAILED", 2, False)
+
+
+def test_an_element_the_controller_forgot_is_read_from_accounting():
+    """scontrol lists only the elements it still holds (MinJobAge): one that failed early is in sacct alone."""
+    lines = "41_0|modak-bench|FAILED|1:0|00:00:01|x\n41_1|modak-bench|COMPLETED|0:0|00:00:04|x\n"
+    found = status((0, SHOW % (42, 1, "COMPLETED", "0:0", 1), ""), lines)
+    assert (found.state, found.exit_code) == ("FAILED", 1)
+
+
+def test_one_element_is_found_in_accounting_by_its_own_id():
+    gone = (1, "", "slurm_load_jobs error: Invalid job id specified\n")
+    answers = [(["scontrol", "show", "job", "-o", "41_1"], gone),
+               (["sacct", "-j", "41_1", "-n", "-P", "-X", "-o", "JobID,JobName,State,ExitCode,Elapsed,End"],
+                (0, "41_1|modak-bench|COMPLETED|0:0|00:00:04|x\n", ""))]
+    assert Slurm(FakeRunner(answers)).status("41_1").state == "COMPLETED"

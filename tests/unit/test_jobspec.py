@@ -170,3 +170,9 @@ def test_a_module_or_setup_that_is_not_one_is_refused(field, value):
     spec = jobspec.JobSpec(name="j", steps=(("true",),), **{field: value})
     with pytest.raises(jobspec.JobSpecError, match=field[:-1] if field == "modules" else field):
         jobspec.render(spec, "slurm")
+
+
+def test_pbs_pro_arrays_have_two_elements_at_least():
+    with pytest.raises(jobspec.JobSpecError, match="pbspro runs arrays of 2 elements at least"):
+        jobspec.render(jobspec.JobSpec(name="j", steps=(("true",),), array_size=1), "pbspro")
+    assert "#PBS -J 0-1" in jobspec.render(jobspec.JobSpec(name="j", steps=(("true",),), array_size=2), "pbspro")[0].text

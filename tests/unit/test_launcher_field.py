@@ -57,9 +57,19 @@ def test_a_training_launcher_without_distributed_training_is_refused_by_path(lau
     assert "applies only to distributed training" in problems(doc)["job.application.launcher"]
 
 
-@pytest.mark.parametrize("launcher", ["mpirun", "mpiexec", "none"])
-def test_a_training_refuses_mpis_launchers(launcher):
-    assert "not a distributed training's" in problems(with_launcher(ddp_doc(), launcher))["job.application.launcher"]
+@pytest.mark.parametrize("launcher,words", [("mpirun", "not a distributed training's"),
+                                            ("mpiexec", "not a distributed training's"),
+                                            ("none", "none starts no rank")])
+def test_a_training_refuses_mpis_launchers_and_none(launcher, words):
+    assert words in problems(with_launcher(ddp_doc(), launcher))["job.application.launcher"]
+
+
+@pytest.mark.parametrize("scheduler", ["gridengine", "pbspro", "local"])
+def test_srun_for_an_mpi_program_needs_slurm(scheduler):
+    """A fresh-eyes review found `launcher: srun` accepted under schedulers without srun."""
+    doc = {"job": {"application": {"executable": "./a", "mpi_ranks": 4, "launcher": "srun"},
+                   "target": {"job_scheduler_type": scheduler}}}
+    assert "srun needs Slurm" in problems(doc)["job.application.launcher"]
 
 
 def test_every_launcher_is_one_file_found_through_the_registry():

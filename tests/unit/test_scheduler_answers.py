@@ -15,6 +15,8 @@ from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import r
     ("slurm", ["scontrol", "ping"], (0, "Slurmctld(primary) at vm is UP\n", ""), True),
     ("slurm", ["scontrol", "ping"], (1, "Slurmctld(primary) at vm is DOWN\n", ""), False),
     ("slurm", ["scontrol", "ping"], (0, "Slurmctld(primary) at vm is DOWN\n", ""), False),
+    # a cluster with a backup controller takes jobs while one of them is up
+    ("slurm", ["scontrol", "ping"], (0, "Slurmctld(primary) at a is UP\nSlurmctld(backup) at b is DOWN\n", ""), True),
     ("pbspro", ["qstat", "-B"], (0, "Server  Max Tot Que Run\npbs 0 0 0 0\n", ""), True),
     ("torque", ["qstat", "-B"], (1, "", "Connection refused\n"), False),
     ("gridengine", ["qstat", "-g", "c"], (0, "CLUSTER QUEUE CQLOAD USED\nall.q 0.01 0\n", ""), True),

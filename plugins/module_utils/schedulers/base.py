@@ -147,6 +147,7 @@ class Scheduler(object):
     # which classes have them
     exclusive_nodes = True     # the class writes node_exclusive (a JobSpec's exclusive warns where it cannot)
     array_first = 0
+    array_min_size = 1
     array_index_expr = None
     array_job_expr = None
     node_cpus_var = None
@@ -172,8 +173,12 @@ class Scheduler(object):
             return True, "%s runs jobs on this host" % self.name
         rc, out, err = self.runner.run(list(self.ping_argv), check=False)
         said = " ".join((out + " " + err).split())
-        down = [word for word in self.down_words if word in said.split()]
-        return rc == 0 and not down, said or "%s exited %d" % (" ".join(self.ping_argv), rc)
+        return rc == 0 and self.up(out), said or "%s exited %d" % (" ".join(self.ping_argv), rc)
+
+    def up(self, out):
+        """Whether the answer of ``ping_argv`` (exit status 0) says the scheduler takes jobs: no line says one of
+        ``down_words``, or a class's own reading."""
+        return not any(word in line.split() for line in out.splitlines() for word in self.down_words)
 
     # -- the script: directives ---------------------------------------------------------------------------------
 

@@ -84,6 +84,7 @@ def status_argv(job_id):
 
 class PbsPro(PbsFamily):
     name = "pbspro"
+    array_min_size = 2                              # qsub(1B), -J X-Y: Y greater than X
     array_index_expr = "$PBS_ARRAY_INDEX"          # qsub(1B), -J: PBS_ARRAY_INDEX, PBS_ARRAY_ID '1234[].server'
     array_job_expr = "${PBS_ARRAY_ID%%\\[*}"
     status_argv = staticmethod(status_argv)

@@ -192,8 +192,11 @@ class Slurm(Scheduler):
     typed_options = TYPED_OPTIONS
     array_index_expr = "$SLURM_ARRAY_TASK_ID"     # sbatch(1), OUTPUT ENVIRONMENT VARIABLES
     array_job_expr = "$SLURM_ARRAY_JOB_ID"
-    ping_argv = ("scontrol", "ping")       # scontrol(1): "Slurmctld(primary) at HOST is UP" (or DOWN)
-    down_words = ("DOWN",)
+    ping_argv = ("scontrol", "ping")       # scontrol(1): "Slurmctld(primary) at HOST is UP" (or DOWN), a line
+    #                                        for each controller; the cluster takes jobs while one of them is up
+
+    def up(self, out):
+        return any(line.rstrip().endswith(" is UP") for line in out.splitlines())
     launch_options = LAUNCH_OPTIONS
     launch_typed_options = LAUNCH_TYPED_OPTIONS
     node_cpus_var = "SLURM_CPUS_ON_NODE"     # sbatch(1), OUTPUT ENVIRONMENT VARIABLES
@@ -285,6 +288,15 @@ class Slurm(Scheduler):
             records = [parse_show(line) for line in out.splitlines() if line.strip()]
             fields = records[whole_index([_base_state(r.get("JobState")) for r in records])]
             state = _base_state(fields.get("JobState"))
+            if state == "COMPLETED" and "ArrayJobId" in fields:
+                # the controller forgets an element MinJobAge after it ended: accounting (slurmdbd, whose ids are
+                # the cluster's own; the job-completion log may hold an earlier job of the same number) keeps it
+                try:
+                    accounted = self._finished(job_id, (False,))
+                except SubmitError:
+                    accounted = None
+                if accounted is not None and accounted.state != "COMPLETED":
+                    return accounted
             return JobStatus(job_id=str(job_id), state=state, active=state in ACTIVE_STATES,
                              exit_code=None if state in ACTIVE_STATES else exit_code(fields.get("ExitCode")),
                              stdout_path=fields.get("StdOut"), stderr_path=fields.get("StdErr"),
@@ -295,13 +307,13 @@ class Slurm(Scheduler):
                               rc=rc, stdout=out, stderr=err)
         return self._finished(job_id)
 
-    def _finished(self, job_id):
+    def _finished(self, job_id, logs=(False, True)):
         """The job left the controller's memory: ask accounting, then the job-completion log."""
-        for completion_log in (False, True):
+        for completion_log in logs:
             rc, out, _err = self.runner.run(accounting_argv(job_id, completion_log), check=False)
             # the job, or each element of an array (JobID <id>_<index>)
             found = [parts for parts in (line.split("|") for line in out.splitlines())
-                     if rc == 0 and len(parts) >= 5 and parts[0].split("_")[0] == str(job_id)]
+                     if rc == 0 and len(parts) >= 5 and str(job_id) in (parts[0], parts[0].split("_")[0])]
             if found:
                 parts = found[whole_index([_base_state(p[2]) for p in found])]
                 state = _base_state(parts[2])

@@ -6,8 +6,8 @@ shared by the module (on a host) and its action plugin (on the controller, plugi
 
 from __future__ import annotations
 
-from ansible_collections.sodalite.modak.plugins.module_utils import catalog, dsl, dsl_check
-from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
+from ansible_collections.sodalite.modak.plugins.module_utils import catalog, cpu, dsl, dsl_check, frameworks
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem
 from ansible_collections.sodalite.modak.plugins.module_utils.model import RecipeSpec
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_spec
 
@@ -40,10 +40,29 @@ def document_of(params, load_file=None):
 def spec_from_dict(data):
     """A RecipeSpec in the catalog's ``recipe`` form (as optimise's RV(build) gives it), checked by the catalog's
     schema; DslInvalid names each problem by its path under ``recipe``."""
-    found = dsl_check.schema_problems(data, catalog.RECIPE_SCHEMA, base=["recipe"])
+    found = dsl_check.schema_problems(data, catalog.RECIPE_SCHEMA, base=["recipe"]) or _meaning_problems(data)
     if found:
         raise DslInvalid(found)
     return RecipeSpec.from_dict(dict(data, **({"version": str(data["version"])} if "version" in data else {})))
+
+
+def _meaning_problems(data):
+    """What the catalog and the DSL refuse beyond the schema: a graph compiler the framework has no option for, a
+    CPU level of another architecture than cpu_type's."""
+    out = []
+    known = frameworks.FRAMEWORKS.get(data.get("framework"))
+    features = set(feature for feature, _description in known.switches.values()) if known else set()
+    for index, compiler in enumerate(data.get("compilers") or ()):
+        if data.get("framework") and compiler not in features:
+            out.append(DslProblem("recipe.compilers[%d]" % index, "%s has no option for the graph compiler %s"
+                                  % (data["framework"], compiler), compiler))
+    arch = cpu.CPU_TYPE_ARCH.get(data.get("cpu_type") or "x86")
+    for key in ("cpu_isa", "cpu_microarch"):
+        value_arch = cpu.arch_of(data[key]) if data.get(key) else None
+        if value_arch and value_arch != arch:
+            out.append(DslProblem("recipe." + key, "is a %s value but cpu_type '%s' is %s"
+                                  % (value_arch, data.get("cpu_type") or "x86", arch), data[key]))
+    return out
 
 
 def spec_of(params, load_file=None):
