@@ -283,3 +283,14 @@ def test_an_arrays_accounting_says_failed_when_one_task_failed():
     status = gridengine.GridEngine(FakeRunner([(["qstat", "-j", "8"], gone), (["qacct", "-j", "8"], (0, records, ""))]),
                                    chdir="/w").status("8")
     assert (status.state, status.exit_code) == ("FAILED", 1)
+
+
+def test_an_array_tasks_output_is_its_own_file(tmp_path):
+    """An array task writes <name>.o<id>.<task>: the failed task's file is the one named."""
+    gone = (GONE[0], GONE[1] % "9", GONE[2])
+    records = (QACCT % ("modak-bench", "9", "0", "0")).replace("taskid       undefined", "taskid       1") + \
+        (QACCT % ("modak-bench", "9", "0", "3")).replace("taskid       undefined", "taskid       2")
+    (tmp_path / "modak-bench.o9.2").write_text("Traceback\n")
+    status = gridengine.GridEngine(FakeRunner([(["qstat", "-j", "9"], gone), (["qacct", "-j", "9"], (0, records, ""))]),
+                                   chdir=str(tmp_path)).status("9")
+    assert (status.state, status.exit_code, status.stdout_path) == ("FAILED", 3, str(tmp_path / "modak-bench.o9.2"))

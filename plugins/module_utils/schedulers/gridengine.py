@@ -407,6 +407,9 @@ class GridEngine(Scheduler):
                 # submitted from (modak's scripts say -cwd), where it is there
                 name = fields.get("jobname")
                 stdout = _paths(None, job_id, name, self.chdir or "")
+                task = fields.get("taskid", "undefined")
+                if stdout and task.isdigit():
+                    stdout += "." + task            # an array task's own file (qsub(1), -t)
                 stdout = stdout if stdout and os.path.isfile(stdout) else None
                 return JobStatus(job_id=str(job_id), state=state, active=False, exit_code=code,
                                  elapsed=elapsed_seconds(fields.get("ru_wallclock", "").split(".")[0].rstrip("s")),
