@@ -9,19 +9,12 @@ import dataclasses
 import json
 
 from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, schema, shell
-from ansible_collections.sodalite.modak.plugins.module_utils.dsl_values import expanded_word, mail_events, memory_mb, walltime_seconds
+from ansible_collections.sodalite.modak.plugins.module_utils.dsl_values import (
+    expanded_word, mail_events, memory_mb, nested, walltime_seconds)
 from ansible_collections.sodalite.modak.plugins.module_utils.model import (
     Application, Build, Distributed, JobOptions, JobRequest, Optimisation, Target)
 
 SCHEDULER_ALIASES = schema.scheduler_registry.ALIASES
-
-
-def _get(doc, *keys):
-    for key in keys:
-        if not isinstance(doc, dict):
-            return None
-        doc = doc.get(key)
-    return doc
 
 
 def _words(value):
@@ -139,7 +132,7 @@ def _optimisation(raw, notes, launcher="auto"):
         parallelisation=parallelisation,
         mpi_library=library,
         omp_affinity=affinity,
-        data_location=_get(section, "data", "location"),
+        data_location=nested(section, "data", "location"),
         tuning=tuple((k, tuple(v)) for k, v in sorted((raw.get("tuning") or {}).items())),
         distributed=distributed,
         model_kind=config.get("type") if app_type in ("ai_training", "ai_inference") else None,
@@ -157,7 +150,7 @@ def build(doc, notes=(), warnings=()):
 
     threads = raw_app.get("threads")
     if threads is None and opt and job["optimisation"].get("app_type-hpc"):
-        threads = _get(job["optimisation"], "app_type-hpc", "parallelisation-openmp", "number_of_threads")
+        threads = nested(job["optimisation"], "app_type-hpc", "parallelisation-openmp", "number_of_threads")
     environment = tuple(sorted([(k, v if isinstance(v, str) else json.dumps(v))
                                 for k, v in (raw_app.get("environment") or {}).items()]
                                + [(k, expanded_word(v)) for k, v in (raw_app.get("environment_expanded") or {}).items()]))

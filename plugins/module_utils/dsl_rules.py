@@ -15,7 +15,7 @@ import math
 import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils import cpu, distributed, shell
-from ansible_collections.sodalite.modak.plugins.module_utils.dsl_values import mail_events, walltime_seconds
+from ansible_collections.sodalite.modak.plugins.module_utils.dsl_values import mail_events, nested, walltime_seconds
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslProblem, path_str
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtime_registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import extra, registry
@@ -188,14 +188,6 @@ def program_problems(words):
 
 # ---------------------------------------------------------------- the whole document
 
-def _get(doc, *keys):
-    for key in keys:
-        if not isinstance(doc, dict):
-            return None
-        doc = doc.get(key)
-    return doc
-
-
 def document_problems(doc):
     """The rules of a whole canonical document (its parts' rules below, distributed training's)."""
     out = []
@@ -293,10 +285,10 @@ def _optimisation_problems(opt):
     if isinstance(section, dict):
         where = "%s.app_type-%s" % (base, app_type)
         if app_type in ("ai_training", "ai_inference"):
-            chosen = _get(section, "config", "ai_framework")
+            chosen = nested(section, "config", "ai_framework")
             prefix = "ai_framework-"
         else:
-            chosen = _get(section, "config", "parallelisation")
+            chosen = nested(section, "config", "parallelisation")
             prefix = "parallelisation-"
         for key in section:
             if key.startswith(prefix) and chosen and key != prefix + chosen:

@@ -71,3 +71,12 @@ def expanded_word(value):
     words = shell.split_command(value)
     word = words[0] if words else ""
     return word if isinstance(word, shell.Expanding) else shell.Raw(shell.quote(word) if word else "''")
+
+
+def nested(doc, *keys):
+    """The value at ``keys`` in a parsed document, or None where a level is missing or not a mapping."""
+    for key in keys:
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(key)
+    return doc

@@ -331,6 +331,7 @@ SHELLCHECK = shutil.which("shellcheck") or os.path.join(ROOT, ".venv", "bin", "s
 
 @pytest.mark.parametrize("engine", ["charliecloud", "apptainer", "podman", "bare"])
 @pytest.mark.parametrize("launch,scheduler,nodes", [("srun", "slurm", 2), ("torchrun", "slurm", 2),
+                                                    ("accelerate", "slurm", 2), ("lightning", "slurm", 2),
                                                     ("auto", "local", 1), ("auto", "pbspro", 1)])
 def test_scripts_pass_bash_n_and_shellcheck(engine, launch, scheduler, nodes, catalog, tmp_path):
     doc = ddp_doc(nodes=nodes, scheduler=scheduler, engine="apptainer" if engine == "bare" else engine,

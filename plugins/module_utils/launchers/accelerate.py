@@ -42,9 +42,6 @@ def accelerate_words(argv, dist):
 class Accelerate(Launcher):
     name = "accelerate"
 
-    def words(self, settings, scheduler=None):
-        raise NotImplementedError("accelerate starts a distributed training's ranks, not an MPI program's")
-
     def training_words(self, settings, argv, wrap):
         dist = settings.distributed
         launcher, program = accelerate_words(argv, dist)

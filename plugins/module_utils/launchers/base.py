@@ -13,8 +13,9 @@ class Launcher(object):
     name = ""
 
     def words(self, settings, scheduler=None):
-        """The words before the program for these settings under ``scheduler`` (a backend, or None)."""
-        raise NotImplementedError
+        """The words before the program for these settings under ``scheduler`` (a backend, or None); a launcher
+        that starts only a training's ranks has none (the DSL refuses it for an MPI program)."""
+        raise NotImplementedError("%s starts a distributed training's ranks, not an MPI program's" % self.name)
 
     def lines(self, settings, scheduler=None):
         """Shell lines the launch needs first (a host file converted from the scheduler's)."""

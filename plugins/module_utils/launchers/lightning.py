@@ -23,8 +23,5 @@ SLURM_VARS = ("SLURM_JOB_ID", "SLURM_JOB_NAME", "SLURM_NODELIST", "SLURM_NNODES"
 class Lightning(Launcher):
     name = "lightning"
 
-    def words(self, settings, scheduler=None):
-        raise NotImplementedError("lightning starts a distributed training's ranks, not an MPI program's")
-
     def training_words(self, settings, argv, wrap):
         return step_words(settings) + wrap(argv, host_env=HOST_VARS + SLURM_VARS)

@@ -29,9 +29,6 @@ def torchrun_words(argv, dist):
 class Torchrun(Launcher):
     name = "torchrun"
 
-    def words(self, settings, scheduler=None):
-        raise NotImplementedError("torchrun starts a distributed training's ranks, not an MPI program's")
-
     def training_words(self, settings, argv, wrap):
         dist = settings.distributed
         if dist.launch == "standalone":
