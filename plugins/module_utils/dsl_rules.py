@@ -203,7 +203,7 @@ def document_problems(doc):
                 out.append(DslProblem(base + ".wall_time_limit", "must be longer than zero", opts["wall_time_limit"]))
         except ValueError as exc:
             out.append(DslProblem(base + ".wall_time_limit", str(exc), opts["wall_time_limit"],
-                                  "use seconds, 'H:MM:SS', 'D-HH:MM:SS' or 'P1DT2H'"))
+                                  "use seconds, 'M:SS', 'H:MM:SS', 'D-H', 'D-H:MM', 'D-H:MM:SS' or 'P1DT2H'"))
     events = opts.get("request_event_notification")
     if events is not None:
         try:

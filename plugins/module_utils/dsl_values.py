@@ -17,29 +17,41 @@ PBS_LETTERS = {"a": "FAIL", "b": "BEGIN", "e": "END", "n": "NONE"}
 _MEM_UNITS = {"": 1.0, "k": 1.0 / 1024, "m": 1.0, "g": 1024.0, "t": 1024.0 * 1024}
 
 
+_ISO_DURATION = re.compile(r"P(?:([0-9]+)D)?(?:T(?:([0-9]+)H)?(?:([0-9]+)M)?(?:([0-9]+)S)?)?\Z")
+_SBATCH_DURATION = re.compile(r"(?:([0-9]+)-)?([0-9]+)(?::([0-9]+))?(?::([0-9]+))?\Z")
+
+
 def walltime_seconds(value):
-    """Seconds, 'S', 'M:S', 'H:M:S', 'D-H:M:S' or ISO 8601 'P1DT2H' -> seconds."""
+    """A wall time -> seconds, in sbatch(1)'s --time forms but for a bare number, which is seconds.
+
+    'S' (modak's: a bare number is seconds, as an integer is), 'M:S', 'H:M:S', 'D-H', 'D-H:M', 'D-H:M:S'
+    (sbatch's), or ISO 8601 'P1DT2H'. Minutes and seconds after a colon are below 60.
+    """
     if isinstance(value, bool):
         raise ValueError("not a duration")
     if isinstance(value, int):
         return value
     text = str(value).strip()
-    iso = re.match(r"^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?\Z", text)
+    iso = _ISO_DURATION.match(text)
     if iso:
         d, h, m, s = (int(g or 0) for g in iso.groups())
         return ((d * 24 + h) * 60 + m) * 60 + s
-    days = 0
-    if "-" in text:
-        day_text, text = text.split("-", 1)
-        days = int(day_text)
-    parts = [int(p) for p in text.split(":")]
-    for part in parts[1:]:
-        if part >= 60:
-            raise ValueError("minutes and seconds must be below 60")
-    while len(parts) < 3:
-        parts.insert(0, 0)
-    hours, minutes, seconds = parts
-    return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    match = _SBATCH_DURATION.match(text)
+    if not match:
+        raise ValueError("not a duration")
+    days, first, second, third = match.groups()
+    if days is not None:                      # days-hours[:minutes[:seconds]]
+        fields = (int(days) * 24 + int(first), int(second or 0), int(third or 0))
+    elif third is not None:                   # hours:minutes:seconds
+        fields = (int(first), int(second), int(third))
+    elif second is not None:                  # minutes:seconds
+        fields = (0, int(first), int(second))
+    else:                                     # seconds (modak's meaning of a bare number)
+        fields = (0, 0, int(first))
+    if any(part is not None and int(part) >= 60 for part in (second, third)):
+        raise ValueError("minutes and seconds must be below 60")
+    hours, minutes, seconds = fields
+    return (hours * 60 + minutes) * 60 + seconds
 
 
 def memory_mb(value):

@@ -148,7 +148,8 @@ JOB_OPTIONS = _obj({
     "partition": _s(NAME, "Partition; used as the queue when no queue is given."),
     "architecture_constraint": _s(CONSTRAINT, "Node feature constraint (Slurm --constraint; Torque node properties)."),
     "wall_time_limit": {"type": ["string", "integer"], "pattern": WALLTIME, "minimum": 1,
-                        "description": "Wall time: seconds, 'H:MM:SS', 'D-HH:MM:SS' or ISO 8601 'P1DT2H'."},
+                        "description": "Wall time in sbatch's --time forms ('M:SS', 'H:MM:SS', 'D-H', 'D-H:MM', "
+                                       "'D-H:MM:SS'), but a bare number is seconds; or ISO 8601 'P1DT2H'."},
     "node_count": _int("Number of nodes."),
     "process_count_per_node": _int("MPI processes (tasks) per node."),
     "core_count": _int("Total number of processes (tasks, like Slurm --ntasks) of the job, spread over the nodes; "

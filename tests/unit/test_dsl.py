@@ -151,9 +151,19 @@ def test_superset_fields_of_the_original_are_accepted():
 @pytest.mark.parametrize("value,seconds", [
     (3600, 3600), ("3600", 3600), ("1:00:00", 3600), ("30:00:00", 108000), ("10:30", 630),
     ("2-00:00:00", 172800), ("P1DT2H", 93600), ("PT45M", 2700), ("0:0:59", 59),
+    # sbatch(1)'s --time forms with days: days-hours, days-hours:minutes, days-hours:minutes:seconds
+    ("1-2", 93600), ("1-02", 93600), ("1-02:30", 95400), ("1-02:30:15", 95415), ("0-1", 3600),
+    ("90:00", 5400),   # minutes:seconds, minutes past 60 as sbatch takes them
 ])
 def test_walltime_forms(value, seconds):
     assert dsl_values.walltime_seconds(value) == seconds
+
+
+@pytest.mark.parametrize("value", ["1:70:00", "1-02:60", "10:60", "1-", "-1", "1-2-3", "1:2:3:4", "1.5", "",
+                                   "\u0661-02", "P1Y"])
+def test_walltime_refuses(value):
+    with pytest.raises(ValueError):
+        dsl_values.walltime_seconds(value)
 
 
 @pytest.mark.parametrize("value,mb", [(4096, 4096), ("4G", 4096), ("512M", 512), ("1.5G", 1536),

@@ -93,6 +93,28 @@ def test_sodalite_blueprint_job_gets_its_40_cores(catalog):
         assert expected in lines
 
 
+WALL_TIME = [
+    # (scheduler, the line that carries "1-02:30", sbatch's days-hours:minutes: 26 h 30 min)
+    ("slurm", "#SBATCH --time=26:30:00"), ("pbspro", "#PBS -l walltime=26:30:00"),
+    ("torque", "#PBS -l walltime=26:30:00"), ("gridengine", "#$ -l h_rt=26:30:00"),
+    ("flux", "# flux: --time-limit=95400s"),
+]
+
+
+@pytest.mark.parametrize("scheduler,line", WALL_TIME)
+@pytest.mark.parametrize("value", ["1-02:30", "1-2:30:00", "P1DT2H30M", 95400, "95400"])
+def test_wall_time_in_sbatch_forms_reaches_every_scheduler(scheduler, line, value, catalog):
+    lines, _result = directives(doc_for(scheduler, wall_time_limit=value), catalog)
+    assert line in lines
+
+
+def test_wall_time_days_hours_is_not_read_as_seconds(catalog):
+    lines, _result = directives(doc_for("slurm", wall_time_limit="1-2"), catalog)
+    assert "#SBATCH --time=26:00:00" in lines
+    script = pipeline.optimise(doc_for("local", wall_time_limit="1-2"), catalog).script.text
+    assert "timeout --signal=TERM --kill-after=30 93600s" in script
+
+
 @pytest.mark.parametrize("scheduler", ["torque", "pbspro"])
 def test_core_count_above_process_count_per_node_is_said(scheduler, catalog):
     _lines, result = directives(doc_for(scheduler, core_count=100, node_count=2, process_count_per_node=40), catalog)
