@@ -12,7 +12,7 @@ import traceback
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, versions
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
 
 
@@ -33,7 +33,8 @@ def require(module, *libraries):
 def dsl_libraries():
     """The libraries reading and validating a DSL needs."""
     return (("PyYAML", dsl.yaml is None, dsl.YAML_IMPORT_ERROR),
-            ("jsonschema", dsl.jsonschema is None, dsl.JSONSCHEMA_IMPORT_ERROR))
+            ("jsonschema", dsl.jsonschema is None, dsl.JSONSCHEMA_IMPORT_ERROR),
+            ("packaging", versions.specifiers is None, versions.PACKAGING_IMPORT_ERROR))
 
 
 def run_and_exit(module, run, errors=()):

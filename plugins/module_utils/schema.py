@@ -72,7 +72,8 @@ BIND = r"^/[A-Za-z0-9_.@+/-]{0,1023}(:/[A-Za-z0-9_.@+/-]{0,1023}(:(ro|rw))?)?$"
 MODULE = r"^[A-Za-z0-9_.+/-]{1,128}$"
 SOURCE_URL = r"^(https?|git|ssh)://[A-Za-z0-9._~:/?#@!&'()*+,;=%-]{1,2048}$"
 # linear time: no two quantifiers may match the same spaces (the former form took minutes on 64 KiB of spaces)
-_CLAUSE = r"((==|>=|<=|>|<|~=|=)\s*)?v?\d+(\.\d+){0,3}"
+# a pin (bare, '=', PEP 440's '==' and '!=') may end in '.*'; PEP 440's comparisons may not
+_CLAUSE = r"(((==|!=|=)\s*)?v?\d+(\.\d+){0,3}(\.\*)?|(>=|<=|>|<|~=)\s*v?\d+(\.\d+){0,3})"
 VERSION_REQ = r"^\s*((latest|any|\*|%s(\s*,\s*%s)*)\s*)?$" % (_CLAUSE, _CLAUSE)
 # every pattern-checked string is bounded; the bound is checked before the pattern runs
 PATTERN_MAX_LENGTH = 4096
@@ -308,7 +309,8 @@ OPT_BUILD = _obj({
                                        "only an image that carries them fits."},
 }, required=("cpu_type",), title="opt_build")
 
-_FW_VERSION = _s(VERSION_REQ, "Version request: '2', '2.1', '2.1.3', '>=2.4,<2.10' or 'latest'.")
+_FW_VERSION = _s(VERSION_REQ, "Version request: '2', '2.1' or '2.1.*' (a prefix), '2.1.3', 'latest', or PEP 440 "
+                              "clauses: '~=2.4', '==2.4.*', '!=2.5', '>=2.4,<2.10'.")
 AI_FRAMEWORK = {
     fw.name: _obj(dict(
         [("version", _FW_VERSION)]
