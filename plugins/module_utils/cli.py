@@ -1,12 +1,15 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The ``modak`` command for pipelines: validate, optimise and recipe, on the same core as the modules.
+"""The ``modak`` command for pipelines: validate, optimise and recipe, on the same core as the modules; submit,
+status, cancel and logs on the same job control as the batch_job module (cli_jobs.py).
 
-Exit status: 0 everything is valid (and written), 1 a DSL is invalid, 2 the command cannot run as asked
-(bad options, unreadable files, a malformed catalog, an output directory that cannot be written, a missing
-library), 3 a file would change (``--check``) or a script is not in git as written (``--require-tracked``).
-Output is deterministic: inputs keep their order, JSON keys are sorted, nothing carries a time.
+Exit status (EXIT_STATUS, printed by ``--help``): 0 everything is valid (and written), 1 a DSL is invalid, 2 the
+command cannot run as asked (bad options, unreadable files, a malformed catalog, an output directory that cannot
+be written, a missing library, a scheduler command that failed), 3 a file would change (``--check``) or a script
+is not in git as written (``--require-tracked``), 4 a job ended in a state other than COMPLETED (or is still
+queued when ``--wait-timeout`` runs out). Output is deterministic: inputs keep their order, JSON keys are sorted,
+nothing carries a time.
 """
 
 from __future__ import annotations
@@ -18,11 +21,19 @@ import os
 import subprocess
 import sys
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils import cli_jobs, completion, dsl, files, pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, ModakError, printable
 
-OK, INVALID, USAGE, CHANGED = 0, 1, 2, 3
+OK, INVALID, USAGE, CHANGED, JOB_FAILED = 0, 1, 2, 3, 4
+EXIT_STATUS = """exit status:
+  0  done: every DSL is valid (and its files are written); a job was submitted, is queued, running or COMPLETED
+  1  a DSL is invalid (nothing is written)
+  2  the command cannot run as asked: a bad option, an unreadable file, a malformed catalog, an output directory
+     that cannot be written, a missing library, a scheduler command that failed
+  3  --check: a file would change; --require-tracked: a script was written or is not tracked by git
+  4  a job ended in a state other than COMPLETED, or --wait-timeout ran out while it was queued or running"""
+STDOUT = "-"     # -o -: the job script goes to standard output, nothing is written
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # the collection's root
 GIT_TIMEOUT = 60
 
@@ -55,17 +66,25 @@ def _parser():
     common.add_argument("--format", choices=("text", "json"), default="text",
                         help="output format (default: text)")
     parser = argparse.ArgumentParser(
-        prog="modak", description="Validate MODAK optimisation DSLs, write their job scripts and container recipes.",
-        epilog="Exit status: 0 valid, 1 a DSL is invalid, 2 usage or I/O error.")
-    parser.add_argument("--version", action="version", version="modak %s" % version())
+        prog="modak", description="Validate MODAK optimisation DSLs, write their job scripts and container recipes, "
+                                  "submit and follow the jobs.",
+        epilog=EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version="modak %s" % version(),
+                        help="print the collection's version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
-    validate = commands.add_parser("validate", parents=[common], help="check DSL files and list every problem")
-    validate.add_argument("files", nargs="+", metavar="FILE")
-    optimise = commands.add_parser("optimise", parents=[common],
-                                   help="choose the image and write each DSL's job script into DIR")
-    optimise.add_argument("files", nargs="+", metavar="FILE")
-    optimise.add_argument("-o", "--output-dir", required=True, metavar="DIR")
+
+    def command(name, text):
+        return commands.add_parser(name, parents=[common], help=text, description=text, epilog=EXIT_STATUS,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    validate = command("validate", "check DSL files and list every problem")
+    validate.add_argument("files", nargs="+", metavar="FILE", help="a DSL document (YAML or JSON)")
+    optimise = command("optimise", "choose the image and write each DSL's job script into DIR")
+    optimise.add_argument("files", nargs="+", metavar="FILE", help="a DSL document (YAML or JSON)")
+    optimise.add_argument("-o", "--output-dir", required=True, metavar="DIR",
+                          help="directory of the job scripts; '-' prints the one FILE's script to standard output "
+                               "and writes nothing")
     optimise.add_argument("--catalog", metavar="FILE", help="image catalog (default: the embedded one)")
     optimise.add_argument("--results-store", metavar="FILE", help="benchmark results for the performance model")
     optimise.add_argument("--check", action="store_true",
@@ -73,15 +92,21 @@ def _parser():
     optimise.add_argument("--require-tracked", action="store_true",
                           help="exit 3 when a script was written or is not tracked by git, naming what to add "
                                "(the pre-commit hook)")
-    recipe = commands.add_parser("recipe", parents=[common],
-                                 help="write the Singularity definition file and Dockerfile of one DSL into DIR")
-    recipe.add_argument("file", metavar="FILE")
-    recipe.add_argument("-o", "--output-dir", required=True, metavar="DIR")
+    recipe = command("recipe", "write the Singularity definition file and Dockerfile of one DSL into DIR")
+    recipe.add_argument("file", metavar="FILE", help="a DSL document (YAML or JSON)")
+    recipe.add_argument("-o", "--output-dir", required=True, metavar="DIR",
+                        help="directory of the recipes; '-' prints the one --recipe-format's recipe to standard "
+                             "output and writes nothing")
     recipe.add_argument("--recipe-format", action="append", choices=("singularity", "docker"),
                         help="only this recipe format (repeatable; default both)")
     recipe.add_argument("--base-image", metavar="URI", help="base image instead of the one the DSL implies")
     recipe.add_argument("--check", action="store_true",
                         help="write nothing; report what would change, exit 3 when something would")
+    cli_jobs.add_commands(command, _dsl_script)
+    shell = commands.add_parser("completion", help="print the shell completion script of modak",
+                                description="print the shell completion script of modak: "
+                                            "eval \"$(modak completion bash)\"")
+    shell.add_argument("shell", choices=completion.SHELLS, help="the shell (bash)")
     return parser
 
 
@@ -156,7 +181,20 @@ def _place(path, text, check):
         raise UsageError("cannot write %s: %s" % (path, exc))
 
 
+def _dsl_script(path, output_dir, catalog):
+    """modak submit of a DSL: its job script written into ``output_dir``; (the script's path, its scheduler)."""
+    request, problems = _check(path)
+    if problems:
+        raise DslInvalid(problems)
+    result = pipeline.optimise_request(request, _catalog(catalog))
+    target = _target(output_dir, result.script.filename)
+    _place(target, result.script.text, False)
+    return target, result.script.scheduler
+
+
 def cmd_optimise(args):
+    if args.output_dir == STDOUT and (len(args.files) != 1 or args.check or args.require_tracked):
+        raise UsageError("-o - prints one job script: give one FILE, without --check or --require-tracked")
     requests, bad = [], []
     for path in args.files:                       # validate everything before writing anything
         request, problems = _check(path)
@@ -190,17 +228,14 @@ def cmd_optimise(args):
         results.append((path, result))
     if bad:
         return _invalid("optimise", [], bad)
+    if args.output_dir == STDOUT:
+        return _printed(results[0])
     report, lines, to_add = [], [], []
     for path, result in results:
         target = _target(args.output_dir, result.script.filename)
         text = result.script.text
         changed = _place(target, text, args.check)
-        image = result.choice.image.as_dict() if result.choice.image is not None else {}
-        image.update(uri=result.choice.uri, source=result.choice.source)
-        report.append({"file": path, "valid": True, "changed": changed, "job_script": target,
-                       "scheduler": result.script.scheduler, "image": image,
-                       "settings": result.settings.as_dict(), "explanation": list(result.explanation),
-                       "warnings": list(result.warnings), "prediction": result.extra.get("prediction") or {}})
+        report.append(dict(_result_report(path, result), changed=changed, job_script=target))
         verb = ("would write" if args.check else "wrote") if changed else "unchanged"
         lines.append("%s: %s %s (%s, image %s)" % (path, verb, target, result.script.scheduler,
                                                    result.choice.uri or "none: bare run"))
@@ -212,6 +247,32 @@ def cmd_optimise(args):
         lines.append("job scripts to add to git: git add %s" % " ".join(to_add))
         status = CHANGED
     return status, {"command": "optimise", "valid": True, "files": report, "to_add": to_add}, lines
+
+
+def _result_report(path, result):
+    image = result.choice.image.as_dict() if result.choice.image is not None else {}
+    image.update(uri=result.choice.uri, source=result.choice.source)
+    return {"file": path, "valid": True, "scheduler": result.script.scheduler, "image": image,
+            "settings": result.settings.as_dict(), "explanation": list(result.explanation),
+            "warnings": list(result.warnings), "prediction": result.extra.get("prediction") or {}}
+
+
+def _printed(path_result):
+    """-o -: the script is the output (its report's warnings go to standard error); JSON carries it as "script"."""
+    path, result = path_result
+    entry = dict(_result_report(path, result), changed=False, job_script=STDOUT, script=result.script.text)
+    report = {"command": "optimise", "valid": True, "files": [entry], "to_add": []}
+    notes = ["%s: %s (%s, image %s)" % (path, result.script.filename, result.script.scheduler,
+                                        result.choice.uri or "none: bare run")]
+    notes.extend("  warning: %s" % w for w in result.warnings)
+    return OK, report, Verbatim(result.script.text, notes)
+
+
+class Verbatim(object):
+    """Text output written as it is (a script, a recipe, a completion script), with notes for standard error."""
+
+    def __init__(self, text, notes):
+        self.text, self.notes = text, notes
 
 
 def _shown(path):
@@ -239,6 +300,20 @@ def cmd_recipe(args):
         return _invalid("recipe", [], [(args.file, problems)])
     formats = tuple(sorted(set(args.recipe_format), key=generate.FORMATS.index)) if args.recipe_format \
         else generate.FORMATS
+    if args.output_dir == STDOUT:
+        if len(formats) != 1 or args.check:
+            raise UsageError("-o - prints one recipe: give one --recipe-format, without --check")
+        try:
+            _recipe, texts = generate.render(spec.spec_of(request), formats, args.base_image)
+        except DslInvalid as exc:
+            return _invalid("recipe", [], [(args.file, exc.problems)])
+        except ModakError as exc:
+            raise UsageError(str(exc))
+        filename, text = texts[formats[0]]
+        report = {"command": "recipe", "valid": True,
+                  "files": [{"file": args.file, "valid": True, "changed": False, "recipes": {formats[0]: STDOUT},
+                             "script": text}]}
+        return OK, report, Verbatim(text, ["%s: %s" % (args.file, filename)])
     try:
         _target(args.output_dir, "x")
         out = generate.write(spec.spec_of(request), args.output_dir, formats, args.base_image, check_mode=args.check)
@@ -253,7 +328,20 @@ def cmd_recipe(args):
     return CHANGED if args.check and out["changed"] else OK, {"command": "recipe", "valid": True, "files": [report]}, lines
 
 
-COMMANDS = {"validate": cmd_validate, "optimise": cmd_optimise, "recipe": cmd_recipe}
+COMMANDS = {"validate": cmd_validate, "optimise": cmd_optimise, "recipe": cmd_recipe,
+            "completion": lambda args: (OK, {}, Verbatim(completion.script(args.shell, _parser()), []))}
+COMMANDS.update(cli_jobs.COMMANDS)
+
+
+def _write(stdout, stderr, fmt, report, lines):
+    if fmt == "json":
+        stdout.write(json.dumps(report, sort_keys=True, indent=2) + "\n")
+    elif isinstance(lines, Verbatim):           # a script, a recipe, a completion: as it is; the notes apart
+        stdout.write(lines.text)
+        stderr.write("".join(printable(line) + "\n" for line in lines.notes))
+    else:
+        # what a DSL holds (keys, values) and file names reach the terminal escaped, one line each
+        stdout.write("".join(printable(line) + "\n" for line in lines))
 
 
 def main(argv=None, stdout=None, stderr=None):
@@ -264,17 +352,24 @@ def main(argv=None, stdout=None, stderr=None):
         args = _parser().parse_args(argv)
     except SystemExit as exc:                     # argparse: --help (0) or a usage error (2)
         return OK if not exc.code else USAGE
+    fmt = getattr(args, "format", "text")
     try:
-        _libraries()
+        if args.command != "completion":
+            _libraries()
+        args.progress, args.output = stderr, stdout   # a wait's line per poll; logs --follow's output
         status, report, lines = COMMANDS[args.command](args)
+    except cli_jobs.JobEnded as exc:           # the job ended badly, or the wait ran out: its state is the output
+        _write(stdout, stderr, fmt, exc.report, exc.lines)
+        stderr.write("modak %s: %s\n" % (args.command, printable(exc)))
+        return JOB_FAILED
+    except DslInvalid as exc:                 # submit: the DSL to optimise first is invalid
+        status, report, lines = _invalid(args.command, [], [(getattr(args, "file", "-"), exc.problems)])
+        _write(stdout, stderr, fmt, report, lines)
+        return status
     except (UsageError, ModakError) as exc:   # and any core error a command did not place
-        if args.format == "json":
+        if fmt == "json":
             stdout.write(json.dumps({"command": args.command, "error": str(exc)}, sort_keys=True, indent=2) + "\n")
         stderr.write("modak %s: %s\n" % (args.command, printable(exc)))
         return USAGE
-    if args.format == "json":
-        stdout.write(json.dumps(report, sort_keys=True, indent=2) + "\n")
-    else:
-        # what a DSL holds (keys, values) and file names reach the terminal escaped, one line each
-        stdout.write("".join(printable(line) + "\n" for line in lines))
+    _write(stdout, stderr, fmt, report, lines)
     return status

@@ -91,6 +91,7 @@ class Job(object):
     """One run of the module: the request, its backend, and the result being built."""
 
     clock = time     # what ``follow`` reads the time from and sleeps with (tests give a clock of their own)
+    report = None    # called with each status ``follow`` reads (the modak command prints a line per poll)
 
     def __init__(self, req, runner=None):
         self.req = req
@@ -205,6 +206,8 @@ class Job(object):
                 continue
             failing_since = None
             pause = min(pause * 2, longest)
+            if self.report is not None:
+                self.report(status)
         return status
 
     def submitted(self):
@@ -237,6 +240,18 @@ class Job(object):
             raise SubmitError("job_id is required with state=query")
         status = self._status(self.req.job_id)
         self.result["stdout_tail"] = tail.last_lines(status.stdout_path, OUTPUT_TAIL_LINES)
+        self.result["msg"] = "job %s is %s" % (status.job_id, status.state)
+        self._fail_if_ended_badly(status)
+        return self.result
+
+    def watched(self):
+        """The state of job ``job_id``, followed to its end with ``follow`` when ``wait`` (the backoff of a
+        submission's wait); fails as ``query`` does when the job ended badly. The modak command's status."""
+        if not self.req.job_id:
+            raise SubmitError("job_id is required to follow a job")
+        status = self._status(self.req.job_id)
+        if self.req.wait:
+            status = self.follow(status)
         self.result["msg"] = "job %s is %s" % (status.job_id, status.state)
         self._fail_if_ended_badly(status)
         return self.result

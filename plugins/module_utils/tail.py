@@ -25,27 +25,50 @@ def _printable(line):
     return text if len(text) <= MAX_LINE else text[:MAX_LINE - 3] + "..."
 
 
-def last_lines(path, count=1):
-    """The last ``count`` non-empty lines of ``path`` (a list, oldest first); [] when it cannot be read."""
-    if not path or count <= 0:
-        return []
+def _read(path, offset, size):
+    """(bytes of the regular file ``path`` from ``offset`` (from the end when negative), at most ``size``, the
+    offset they start at); (None, offset) when it cannot be read."""
     try:
         handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_NOCTTY", 0))
     except OSError:
-        return []
+        return None, offset
     try:
         info = os.fstat(handle)
         if not stat.S_ISREG(info.st_mode):
-            return []
-        start = max(0, info.st_size - MAX_BYTES)
+            return None, offset
+        start = max(0, info.st_size + offset) if offset < 0 else min(offset, info.st_size)
         os.lseek(handle, start, os.SEEK_SET)
-        data = os.read(handle, MAX_BYTES)
+        return os.read(handle, size), start
     except OSError:
-        return []
+        return None, offset
     finally:
         os.close(handle)
+
+
+def last_lines(path, count=1, max_bytes=MAX_BYTES):
+    """The last ``count`` non-empty lines of ``path`` (a list, oldest first), read from its last ``max_bytes``;
+    [] when it cannot be read."""
+    if not path or count <= 0:
+        return []
+    data, start = _read(path, -max_bytes, max_bytes)
+    if data is None:
+        return []
     lines = data.decode("utf-8", errors="replace").splitlines()
     if start > 0 and len(lines) > 1:
         lines = lines[1:]          # the first line was cut by the byte window
     lines = [line for line in lines if line.strip()]
     return [_printable(line.rstrip()) for line in lines[-count:]]
+
+
+def new_lines(path, offset, max_bytes=65536, final=False):
+    """(the whole lines ``path`` holds from byte ``offset`` on, as last_lines shows them, the offset after them):
+    following a file that is still written. A last line without its newline waits for the next call unless
+    ``final``. ([], offset) while the file cannot be read."""
+    if not path:
+        return [], offset
+    data, start = _read(path, offset, max_bytes)
+    if not data:
+        return [], offset
+    end = len(data) if final else data.rfind(b"\n") + 1
+    lines = data[:end].decode("utf-8", errors="replace").splitlines()
+    return [_printable(line.rstrip()) for line in lines], start + end
