@@ -325,7 +325,8 @@ def cmd_recipe(args):
     report = dict(out, file=args.file, valid=True)
     verb = ("would write" if args.check else "wrote") if out["changed"] else "unchanged"
     lines = ["%s: %s %s" % (args.file, verb, " ".join(out["recipes"][f] for f in formats))]
-    return CHANGED if args.check and out["changed"] else OK, {"command": "recipe", "valid": True, "files": [report]}, lines
+    status = CHANGED if args.check and out["changed"] else OK
+    return status, {"command": "recipe", "valid": True, "files": [report]}, lines
 
 
 COMMANDS = {"validate": cmd_validate, "optimise": cmd_optimise, "recipe": cmd_recipe,

@@ -49,6 +49,10 @@ WHERE = {
     "bin/modak optimise dsl/*.yaml -o jobs": "checkout",
     "bin/modak optimise --check dsl/*.yaml -o jobs": "checkout",
     "bin/modak recipe dsl/train.yaml -o recipes": "checkout",
+    # docs/cli.md's job commands need a scheduler: run as written, in one shell, on the suite's Slurm
+    "id=$(bin/modak submit jobs/hello.sbatch)": ("tests/integration/slurm/test_cli_follow.py", "bin/modak submit"),
+    'bin/modak status --wait "$id"': ("tests/integration/slurm/test_cli_follow.py", "bin/modak status --wait"),
+    'bin/modak logs "$id"': ("tests/integration/slurm/test_cli_follow.py", "bin/modak logs"),
     "python3 -m venv ~/.venvs/modak": "checkout",
     '~/.venvs/modak/bin/pip install "git+https://github.com/SODALITE-EU/modak@v0.2.0-dev0"': "checkout",
     "~/.venvs/modak/bin/modak --version": "checkout",

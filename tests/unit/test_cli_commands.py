@@ -46,8 +46,8 @@ def test_output_dash_in_json_carries_the_script(tmp_path, monkeypatch):
     assert os.listdir(str(tmp_path)) == []
 
 
-@pytest.mark.parametrize("argv", [["optimise", PYTORCH, PYTORCH, "-o", "-"], ["optimise", PYTORCH, "-o", "-", "--check"],
-                                  ["recipe", PYTORCH, "-o", "-"]])
+@pytest.mark.parametrize("argv", [["optimise", PYTORCH, PYTORCH, "-o", "-"],
+                                  ["optimise", PYTORCH, "-o", "-", "--check"], ["recipe", PYTORCH, "-o", "-"]])
 def test_output_dash_prints_one_file_only(argv, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     status, _out, err = modak(*argv)
@@ -132,11 +132,11 @@ def _checkout(tmp_path, venv):
     shutil.copy(os.path.join(ROOT, "bin", "modak"), str(bin_dir / "modak"))
     fake = tmp_path / "fakes"
     fake.mkdir()
-    for name, where in (("python3", fake), ("python", tmp_path / "checkout" / ".venv" / "bin") if venv else (None, None)):
-        if name:
-            where.mkdir(parents=True, exist_ok=True)
-            (where / name).write_text('#!/bin/sh\necho "%s $*"\n' % where.name)
-            (where / name).chmod(0o755)
+    pythons = [("python3", fake)] + ([("python", tmp_path / "checkout" / ".venv" / "bin")] if venv else [])
+    for name, where in pythons:
+        where.mkdir(parents=True, exist_ok=True)
+        (where / name).write_text('#!/bin/sh\necho "%s $*"\n' % where.name)
+        (where / name).chmod(0o755)
     return str(bin_dir / "modak"), dict(os.environ, PATH="%s:/usr/bin:/bin" % fake)
 
 
