@@ -135,7 +135,8 @@ def _check(path):
 
 
 def _problem_lines(path, problems):
-    return ["%s: %s" % (path, problem) for problem in problems]
+    """One line per problem: its file:line:column when it has one (the file's name leads it), else the file's."""
+    return [str(problem) if problem.location else "%s: %s" % (path, problem) for problem in problems]
 
 
 def cmd_validate(args):

@@ -173,6 +173,8 @@ def cmd_cancel(args):
 
 
 def cmd_logs(args):
+    if args.follow and args.format == "json":
+        raise SubmitError("--follow prints the output as it comes: it takes no --format json")
     chdir = _chdir(args)
     job = job_control.Job(_request(args, state="query", job_id=args.job_id, scheduler=_scheduler(args, chdir),
                                    chdir=chdir, fail_on_job_error=False))

@@ -38,7 +38,8 @@ class Canonical(object):
         """``problem`` at the path the user wrote (a renamed key is named as written)."""
         for path, written in self.renamed.items():
             if problem.path == path or problem.path.startswith(path + "."):
-                return DslProblem(written + problem.path[len(path):], problem.message, problem.value, problem.hint)
+                return DslProblem(written + problem.path[len(path):], problem.message, problem.value, problem.hint,
+                                  problem.location)
         return problem
 
 

@@ -25,22 +25,27 @@ except ImportError:  # pragma: no cover - reported by the module
 MAX_BYTES = strict_load.DSL.max_bytes  # a DSL document is small; anything larger is refused unread
 
 
-def loads(text, fmt="auto"):
-    """Parse DSL text (JSON or YAML, safe loading only) into plain data, within the DSL's limits."""
-    return strict_load.loads(text, fmt, strict_load.DSL)
+def loads(text, fmt="auto", source=None):
+    """Parse DSL text (JSON or YAML, safe loading only) into plain data, within the DSL's limits; with ``source``
+    (its file) every problem names file:line:column (strict_load.Locations)."""
+    return strict_load.loads(text, fmt, strict_load.DSL, source)
 
 
 def load_file(path):
-    """Read and parse a DSL file (a regular file only); the format follows the extension, else the content."""
+    """Read and parse a DSL file (a regular file only); the format follows the extension, else the content.
+    The document remembers where its values stand: parse() and problems() name file:line:column."""
     data = strict_load.read_file(path, strict_load.DSL)
     fmt = "json" if str(path).endswith(".json") else ("yaml" if str(path).endswith((".yml", ".yaml")) else "auto")
-    return loads(data, fmt)
+    return loads(data, fmt, str(path))
 
 
 def _read(doc):
-    """(the canonical form of ``doc``, its problems, each at the path the user wrote)."""
+    """(the canonical form of ``doc``, its problems, each at the path the user wrote and, for a document read
+    from a file, at its file:line:column)."""
     canonical = compat.normalise(doc, schema.SCHEMA)
-    return canonical, [canonical.where(p) for p in dsl_check.problems(canonical.doc)]
+    found = [canonical.where(p) for p in dsl_check.problems(canonical.doc)]
+    locations = getattr(doc, "locations", None)
+    return canonical, [locations.locate(p) for p in found] if locations is not None else found
 
 
 def problems(doc):

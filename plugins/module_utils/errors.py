@@ -16,22 +16,33 @@ class DslProblem(object):
     """One problem found in a DSL document.
 
     ``path`` is dotted (``job.application.mpi_ranks``, ``job.application.arguments[2]``),
-    ``value`` the offending value (or None) and ``hint`` what to do about it.
+    ``value`` the offending value (or None) and ``hint`` what to do about it; ``location`` is
+    ``file:line:column`` of the value in the file it was read from (or of its parent key when the value is
+    missing), None for a document that did not come from a file.
     """
 
-    __slots__ = ("path", "message", "value", "hint")
+    __slots__ = ("path", "message", "value", "hint", "location")
 
-    def __init__(self, path, message, value=None, hint=None):
+    def __init__(self, path, message, value=None, hint=None, location=None):
         self.path = path
         self.message = message
         self.value = value
         self.hint = hint
+        self.location = location
 
     def as_dict(self):
-        return {"path": self.path, "message": self.message, "value": self.value, "hint": self.hint}
+        return {"path": self.path, "message": self.message, "value": self.value, "hint": self.hint,
+                "location": self.location}
+
+    def located(self, location, hint=None):
+        """The same problem at ``location`` (file:line:column), with ``hint`` added to its own."""
+        hints = "; ".join(h for h in (self.hint, hint) if h) or None
+        return DslProblem(self.path, self.message, self.value, hints, location)
 
     def __str__(self):
         text = "%s: %s" % (self.path or "(document)", self.message)
+        if self.location:
+            text = "%s: %s" % (self.location, text)
         if self.value is not None:
             shown = repr(self.value)
             if len(shown) > 80:

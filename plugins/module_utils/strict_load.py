@@ -8,15 +8,20 @@
   date such as 2026-02-30 is reported by the field's own check instead of crashing the loader;
 * a YAML integer too long to convert is refused where it stands;
 * aliases (``*name``, the alias bombs), deep nesting, too many elements and oversized texts are refused before
-  anything is built, with limits per kind of document (``DSL``, ``CATALOG``).
+  anything is built, with limits per kind of document (``DSL``, ``CATALOG``);
+* read from a file (``source``), a document keeps where each value stands (``Locations``): a syntax error and
+  every problem found later name ``file:line:column``, and a value that YAML 1.1 read as a boolean or a number
+  where a text is wanted (``no``, ``0755``, ``2.10``) is told to be quoted as written.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from dataclasses import dataclass
+from typing import Optional
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, path_str
 
@@ -135,13 +140,16 @@ def _node_paths(node, path, out):
             _node_paths(value, path + [index], out)
 
 
-def yaml_load(text):
-    """One YAML document, safely; raises DslInvalid with paths, or yaml.YAMLError."""
+def yaml_load(text, composed=None):
+    """One YAML document, safely; raises DslInvalid with paths, or yaml.YAMLError. ``composed`` (a list) receives
+    the document's node tree, for its positions."""
     loader = StrictLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
             return None
+        if composed is not None:
+            composed.append(node)
         _node_paths(node, [], loader.paths)
         data = loader.construct_document(node)
     finally:
@@ -149,6 +157,108 @@ def yaml_load(text):
     if loader.problems:
         raise DslInvalid(loader.problems)
     return data
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where one value of a document stands (1-based), where its key does, and a plain YAML scalar's text and
+    resolved tag (None for a quoted text, a mapping or a list)."""
+    line: int
+    column: int
+    key_line: int
+    key_column: int
+    text: Optional[str] = None
+    tag: Optional[str] = None
+
+
+# a plain scalar that YAML 1.1 reads as one of these where the DSL wants a text: the value to quote
+_READS_AS = {"tag:yaml.org,2002:bool": "the boolean", "tag:yaml.org,2002:int": "the number",
+             "tag:yaml.org,2002:float": "the number"}
+# one step of a DSL path as errors.path_str writes it: a plain key, [index] or ["quoted key"]
+_STEP = re.compile(r'\[(?:"(?:[^"\\]|\\.)*"|\d+)\]|[^.\[]+')
+
+
+class Locations(object):
+    """The positions of a document read from ``source``: DSL path (errors.path_str) -> Position."""
+
+    def __init__(self, source, positions=None):
+        self.source = source
+        self.positions = positions or {}
+
+    def at(self, line, column):
+        return "%s:%d:%d" % (self.source, line, column)
+
+    def locate(self, problem):
+        """``problem`` with the location of its value, else of the nearest parent key that is written; a value
+        YAML 1.1 turned into a boolean or a number where a text is wanted gets the hint to quote it."""
+        if problem.location:
+            return problem
+        found = self.positions.get(problem.path)
+        if found is not None:
+            return problem.located(self.at(found.line, found.column), _quote_hint(problem, found))
+        steps = [problem.path[:m.end()] for m in _STEP.finditer(problem.path or "")]
+        for prefix in reversed(steps[:-1]):
+            found = self.positions.get(prefix)
+            if found is not None:
+                return problem.located(self.at(found.key_line, found.key_column))
+        root = self.positions.get("")
+        return problem.located(self.at(root.line, root.column) if root else self.source)
+
+
+def _quote_hint(problem, position):
+    if position.tag not in _READS_AS or position.text is None:
+        return None
+    if not (problem.message.startswith("must be of type") and "string" in problem.message):
+        return None
+    value = problem.value
+    shown = ("true" if value else "false") if isinstance(value, bool) else repr(value)
+    hint = 'quote the value as written: "%s"' % position.text
+    if shown != position.text:
+        hint += " (YAML 1.1 reads %s as %s %s)" % (position.text, _READS_AS[position.tag], shown)
+    return hint
+
+
+class Document(dict):
+    """A document read from a file: a dict like any other, that also knows where its values stand."""
+
+    locations = None
+
+
+def _positions(root, yaml11=True):
+    """DSL path -> Position of every node of a composed YAML document (JSON is YAML for this, without YAML 1.1's
+    readings of plain words: ``yaml11`` False). A key given twice is placed at its last occurrence."""
+    out = {}
+    todo = [(root, [], root.start_mark)]
+    while todo:
+        node, parts, key_mark = todo.pop()       # a mapping's items come off last first
+        path = path_str(parts)
+        if path in out:
+            continue
+        plain = yaml11 and isinstance(node, yaml.ScalarNode) and not node.style   # libyaml: '' where PyYAML: None
+        out[path] = Position(node.start_mark.line + 1, node.start_mark.column + 1, key_mark.line + 1,
+                             key_mark.column + 1, node.value if plain else None, node.tag if plain else None)
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value in node.value:
+                key = key_node.value if isinstance(key_node, yaml.ScalarNode) else "?"
+                todo.append((value, parts + [key], key_node.start_mark))
+        elif isinstance(node, yaml.SequenceNode):
+            for index, value in enumerate(node.value):
+                todo.append((value, parts + [index], value.start_mark))
+    return out
+
+
+def _compose(text, limits):
+    """The node tree of ``text`` (JSON, read already) for its positions only, or None when it does not compose as
+    YAML or passes ``limits``' elements (the guard runs first: composing stays bounded)."""
+    try:
+        _yaml_guard(text, limits)
+        return yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except (DslInvalid, yaml.YAMLError, RecursionError, ValueError):
+        return None
+
+
+def _mark(source, mark):
+    return "%s:%d:%d" % (source, mark.line + 1, mark.column + 1) if source and mark is not None else None
 
 
 def _too_large(limits):
@@ -195,8 +305,32 @@ def depth(value, level=0, limit=64):
     return deepest
 
 
-def loads(text, fmt="auto", limits=DSL):
-    """JSON or YAML text (or UTF-8 bytes) -> plain data, within ``limits``; raises DslInvalid with paths."""
+def loads(text, fmt="auto", limits=DSL, source=None):
+    """JSON or YAML text (or UTF-8 bytes) -> plain data, within ``limits``; raises DslInvalid with paths.
+
+    With ``source`` (the file's name) every problem names ``source:line:column`` and a mapping comes back as a
+    Document whose ``locations`` place the problems found later (dsl.parse)."""
+    if source is None:
+        return _loads(text, fmt, limits, None, None)
+    composed = []
+    try:
+        data = _loads(text, fmt, limits, source, composed)
+    except DslInvalid as exc:         # a hostile document is never composed again: only YAML's own node tree
+        node = composed[0] if composed else None
+        locations = Locations(source, _positions(node) if node is not None else {})
+        raise DslInvalid([locations.locate(problem) for problem in exc.problems])
+    if isinstance(data, dict):
+        node = composed[0] if composed else _compose(_text(text), limits)   # JSON: composed as YAML for positions
+        data = Document(data)
+        data.locations = Locations(source, _positions(node, yaml11=bool(composed)) if node is not None else {})
+    return data
+
+
+def _text(text):
+    return text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
+
+
+def _loads(text, fmt, limits, source, composed):
     if isinstance(text, bytes):
         if len(text) > limits.max_bytes:
             raise _too_large(limits)
@@ -212,7 +346,9 @@ def loads(text, fmt="auto", limits=DSL):
         except RecursionError:
             raise _too_deep(limits)
         except ValueError as exc:
-            raise DslInvalid([DslProblem("", "not valid JSON: %s" % exc, hint="check commas, quotes and braces")])
+            where = "%s:%d:%d" % (source, exc.lineno, exc.colno) if source and hasattr(exc, "lineno") else None
+            raise DslInvalid([DslProblem("", "not valid JSON: %s" % getattr(exc, "msg", exc),
+                                         hint="check commas, quotes and braces", location=where)])
         if depth(data, limit=limits.max_depth) > limits.max_depth:
             raise _too_deep(limits)
         return data
@@ -220,7 +356,16 @@ def loads(text, fmt="auto", limits=DSL):
         raise DslInvalid([DslProblem("", "PyYAML is needed to read YAML documents")])
     try:
         _yaml_guard(text, limits)
-        return yaml_load(text)
+        return yaml_load(text, composed)
+    except yaml.MarkedYAMLError as exc:
+        if not source:
+            raise DslInvalid([DslProblem("", "not valid YAML: %s" % str(exc).replace("\n", " "))])
+        said = exc.problem or "cannot be read"
+        if exc.context:
+            said += " (%s%s)" % (exc.context, " at %s" % _mark(source, exc.context_mark)[len(source) + 1:]
+                                 if exc.context_mark is not None else "")
+        raise DslInvalid([DslProblem("", "not valid YAML: %s" % said, location=_mark(
+            source, exc.problem_mark or exc.context_mark))])
     except yaml.YAMLError as exc:
         raise DslInvalid([DslProblem("", "not valid YAML: %s" % str(exc).replace("\n", " "))])
 

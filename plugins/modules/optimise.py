@@ -322,7 +322,10 @@ prediction:
     speedup_vs_default: 1.8
     args: [--batch-size, "128", --precision, bf16]
 problems:
-  description: Every problem found in an invalid DSL, each with path, message, value and hint.
+  description:
+    - Every problem found in an invalid DSL, each with path, message, value, hint and location.
+    - C(location) is C(file:line:column) of the value in O(dsl_file) (or of its parent key when the value is
+      missing); null for a DSL given as O(dsl).
   returned: failure
   type: list
   elements: dict
