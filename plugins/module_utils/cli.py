@@ -157,9 +157,22 @@ def _catalog(path):
         raise UsageError(str(exc))
 
 
+def _located(path, problems):
+    """``problems`` found after the DSL was parsed (a scheduler that cannot express a field, a job name taken)
+    placed in ``path`` as the parser's own are; the file is read again only on this failing path."""
+    if all(p.location for p in problems):
+        return problems
+    try:
+        locations = getattr(dsl.load_file(path), "locations", None)
+    except (ModakError, IOError, OSError):
+        return problems
+    return [locations.locate(p) for p in problems] if locations is not None else problems
+
+
 def _invalid(command, report, problems_by_file):
     lines = []
     for path, problems in problems_by_file:
+        problems = _located(path, problems)
         report.append({"file": path, "valid": False, "problems": [p.as_dict() for p in problems]})
         lines.append("%s: invalid, %d problem(s)" % (path, len(problems)))
         lines.extend("  " + line for line in _problem_lines(path, problems))

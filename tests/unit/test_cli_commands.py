@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 
 import pytest
 from helpers import ROOT
@@ -247,3 +248,26 @@ def test_submit_of_an_invalid_dsl_exits_1_with_its_problems(tmp_path, monkeypatc
     status, out, _err = modak("submit", str(doc))
     assert status == 1 and "job.target.job_scheduler_type" in out
     assert not os.path.exists(str(tmp_path / ".modak"))
+
+
+def test_status_wait_polls_with_batch_jobs_backoff(tmp_path, monkeypatch):
+    """The wait is job_control.Job.follow's: the pause starts at 1 s and doubles up to --poll-interval."""
+    from ansible_collections.sodalite.modak.plugins.module_utils import job_control
+    asked = []
+
+    class Clock(object):
+        @staticmethod
+        def time():
+            return time.time()
+
+        @staticmethod
+        def sleep(seconds):
+            asked.append(seconds)
+            time.sleep(0.4)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(job_control.Job, "clock", Clock)
+    _status, out, _err = modak("submit", "--scheduler", "local", _script(tmp_path, "nap.sh", "sleep 2\n"))
+    status, out, err = modak("status", "--wait", "--poll-interval", "3", out.strip())
+    assert (status, out) == (0, "COMPLETED\n"), err
+    assert asked[:3] == [1.0, 2.0, 3.0] and len(err.splitlines()) == len(asked)    # one line per poll

@@ -123,3 +123,13 @@ def test_a_loaded_document_is_still_a_plain_mapping(tmp_path):
     doc = dsl.load_file(str(path))
     assert doc == {"job": {"application": {"executable": "./a"}}} and isinstance(doc, dict)
     assert json.dumps(doc) == '{"job": {"application": {"executable": "./a"}}}'
+
+
+def test_a_problem_found_when_the_script_is_written_is_placed_too(tmp_path):
+    """PBS Pro cannot express qos: the scheduler refuses it while writing the script, at its file:line:column."""
+    path = tmp_path / "dsl.yaml"
+    path.write_text("job:\n  job_options:\n    job_name: t\n    node_count: 1\n    qos: high\n"
+                    "  application:\n    executable: ./a\n  target:\n    job_scheduler_type: pbspro\n")
+    out = io.StringIO()
+    assert cli.main(["optimise", "-o", str(tmp_path / "out"), str(path)], stdout=out, stderr=io.StringIO()) == 1
+    assert "\n  %s:5:10: job.job_options.qos: " % path in out.getvalue()
