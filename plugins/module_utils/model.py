@@ -233,12 +233,12 @@ class Choice:
 @dataclass(frozen=True)
 class DistributedPlan:
     """How the ranks of a data-parallel training start (settings.plan -> distributed.plan)."""
-    launch: str              # srun (one task per rank) | torchrun (one per node) | standalone (torchrun, one node)
-    #                          | accelerate (accelerate launch: one per node under Slurm's srun, else one node)
+    launch: str              # a launcher's name (launchers/registry.py), or standalone (torchrun --standalone)
     backend: str             # gloo | nccl
     nodes: int
     processes_per_node: int
-    via_srun: bool = True    # the per-node launcher runs in Slurm tasks (False: one node, started by the script)
+    stepped: bool = True     # the launcher runs in the scheduler's tasks on every node (Scheduler.step_words, the
+    #                          NODE_STEPS capability); False: one node, started by the script itself
 
     @property
     def world_size(self):
