@@ -8,6 +8,11 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the in-tree collection path, as scripts/bootstrap makes it (a checkout run without `make` gets it here)
+if not os.path.lexists(os.path.join(ROOT, "collections", "ansible_collections", "sodalite", "modak")):
+    os.makedirs(os.path.join(ROOT, "collections", "ansible_collections", "sodalite"), exist_ok=True)
+    os.symlink(os.path.join("..", "..", ".."), os.path.join(ROOT, "collections", "ansible_collections", "sodalite",
+                                                            "modak"))
 sys.path.insert(0, os.path.join(ROOT, "collections"))
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl  # noqa: E402

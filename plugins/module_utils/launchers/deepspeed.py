@@ -62,5 +62,6 @@ class Deepspeed(Launcher):
 
     def node_lines(self, dist, scheduler):
         """The host file of the allocation: each node once, in the scheduler's order, with its ranks as slots."""
-        return ["%s | sed 's/$/ slots=%d/' > \"%s\"" % (scheduler.hosts_command, dist.processes_per_node,
-                                                      host_file(scheduler))]
+        line = "%s | sed 's/$/ slots=%d/' > \"%s\"" % (scheduler.hosts_command, dist.processes_per_node,
+                                                       host_file(scheduler))
+        return [line]
