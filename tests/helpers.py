@@ -8,11 +8,17 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# the in-tree collection path, as scripts/bootstrap makes it (a checkout run without `make` gets it here)
-if not os.path.lexists(os.path.join(ROOT, "collections", "ansible_collections", "sodalite", "modak")):
-    os.makedirs(os.path.join(ROOT, "collections", "ansible_collections", "sodalite"), exist_ok=True)
-    os.symlink(os.path.join("..", "..", ".."), os.path.join(ROOT, "collections", "ansible_collections", "sodalite",
-                                                            "modak"))
+
+
+def collection_link(checkout):
+    """The in-tree collection path of a checkout, as scripts/bootstrap (`make`) makes it: collections/ links back."""
+    link = os.path.join(checkout, "collections", "ansible_collections", "sodalite", "modak")
+    if not os.path.lexists(link):
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        os.symlink(os.path.join("..", "..", ".."), link)
+
+
+collection_link(ROOT)     # a checkout tested without `make` gets it here
 sys.path.insert(0, os.path.join(ROOT, "collections"))
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl  # noqa: E402

@@ -19,6 +19,7 @@ import sys
 import sysconfig
 
 import pytest
+import helpers
 from helpers import ROOT
 
 BIN = os.path.dirname(sys.executable)
@@ -144,6 +145,7 @@ def _copy_tree(dest):
         else:
             shutil.copy2(source, os.path.join(dest, rel))
     os.symlink(os.path.join(ROOT, ".venv"), os.path.join(dest, ".venv"))
+    helpers.collection_link(dest)     # what `make` makes beside .venv
 
 
 def _git(cwd, *args):
