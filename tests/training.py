@@ -250,17 +250,20 @@ def is_launch_fact(key):
 
 
 def figures(render):
-    """Per project (scripts, facts compared, facts matched, scripts matching every launch fact) and the total, for
+    """Per project (scripts, facts compared, facts matched, scripts matching every launch fact, scripts matching every
+    launch fact but the threads) and the total, for
     ``render(entry) -> modak's script text`` (None where modak refuses the document)."""
     rows = {}
     for entry in SCRIPTS:
         ours, modak = theirs(entry), mine(entry, render(entry))
         keys = set(ours) | set(modak)
         matched = len([k for k in keys if ours.get(k) == modak.get(k)])
-        launch_ok = bool(modak) and not [k for k in compare(ours, modak) if is_launch_fact(k)]
-        row = rows.setdefault(entry["project"], [0, 0, 0, 0])
-        for index, value in enumerate((1, len(keys), matched, int(launch_ok))):
+        launch_differs = [k for k in compare(ours, modak) if is_launch_fact(k)]
+        launch_ok = bool(modak) and not launch_differs
+        but_threads = bool(modak) and not [k for k in launch_differs if k != "threads"]
+        row = rows.setdefault(entry["project"], [0, 0, 0, 0, 0])
+        for index, value in enumerate((1, len(keys), matched, int(launch_ok), int(but_threads))):
             row[index] += value
     table = [(project,) + tuple(counts) for project, counts in rows.items()]
-    total = ("total",) + tuple(sum(row[i] for row in table) for i in range(1, 5))
+    total = ("total",) + tuple(sum(row[i] for row in table) for i in range(1, 6))
     return table, total
