@@ -33,7 +33,7 @@ EXTENSIONS = {"slurm": ".sbatch", "pbspro": ".pbs"}
 # the variables that tune the interconnect and the collectives: NCCL (RCCL reads the same), libfabric, UCX, CUDA's
 # connection count that Megatron-LM asks for, PyTorch's NCCL switches
 FABRIC = re.compile(r"^(NCCL_|RCCL_|FI_|UCX_|TORCH_NCCL_|CUDA_DEVICE_MAX_CONNECTIONS$)")
-# what a launch line's first words say about the launcher, in modak's forms
+# modak's srun launch sets the ranks' variables in a wrapper; its lightning launch starts the program as it is
 RANK_WRAPPER = "export RANK="
 RANK_CPUS = "the rank's CPUs"
 FIRST_NODE = "first node"
@@ -135,7 +135,7 @@ def _number(value):
     return int(value) if value is not None and re.match(r"^\d+$", value) else value
 
 
-def _launcher(words, text, nodes):
+def _launcher(words, nodes):
     """(launcher, processes per node, world size) of modak's launch words."""
     if "torch.distributed.run" in words or "torchrun" in words:
         per_node = _number(_option(words, "--nproc-per-node", "--nproc_per_node"))
@@ -190,7 +190,7 @@ def _fabric(text):
 def modak_launch(text, nodes):
     """The launch facts of modak's script for an allocation of ``nodes`` nodes."""
     words = shlex.split(_launch_line(text))
-    launcher, per_node, world = _launcher(words, text, nodes)
+    launcher, per_node, world = _launcher(words, nodes)
     container, image = _container(words, text)
     found = {"launcher": launcher, "processes_per_node": per_node, "world_size": world, "container": container,
              "image": image, "threads": _threads(text)}
