@@ -196,7 +196,8 @@ def modak_launch(text, nodes):
              "image": image, "threads": _threads(text)}
     if "--standalone" in words:
         found["rendezvous"] = STANDALONE
-    elif 'MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"' in text:
+    elif ('MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"' in text
+          or 'MASTER_ADDR="$(head -n 1 "$PBS_NODEFILE")"' in text):
         found["rendezvous"] = FIRST_NODE
     found.update(_fabric(text))
     return dict((k, v) for k, v in found.items() if v is not None)

@@ -22,9 +22,9 @@ TODAY = [entry for entry in training.SCRIPTS if "needs" not in entry]
 NEEDS = [entry for entry in training.SCRIPTS if "needs" in entry]
 # the figures on this branch: facts matched (of all facts compared), scripts that match every launch fact, and
 # scripts that match every launch fact but the threads
-MATCHED_AT_LEAST = 228
+MATCHED_AT_LEAST = 240
 LAUNCH_MATCHES_AT_LEAST = 0
-LAUNCH_BUT_THREADS_AT_LEAST = 12
+LAUNCH_BUT_THREADS_AT_LEAST = 13
 LAUNCHERS = ("torchrun", "srun", "lightning", "accelerate", "deepspeed", "mpiexec", "mpirun", "python")
 CONTAINERS = ("none", "singularity", "apptainer", "pyxis")
 
