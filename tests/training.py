@@ -219,11 +219,18 @@ def _flat(launch):
     return out
 
 
+def _one_host(found):
+    """The rendezvous is a host: on one node, torchrun --standalone's local host is the allocation's first node."""
+    if found.get("nodes", 1) == 1 and found.get("rendezvous") == STANDALONE:
+        found["rendezvous"] = FIRST_NODE
+    return found
+
+
 def theirs(entry):
     """The published script's facts: its allocation (read) and its launch (the manifest's)."""
     found = allocation(scheduler_of(entry), published(entry))
     found.update(_flat(entry["launch"]))
-    return found
+    return _one_host(found)
 
 
 def mine(entry, text):
@@ -233,7 +240,7 @@ def mine(entry, text):
         return {}
     found = allocation(scheduler_of(entry), text)
     found.update(_flat(modak_launch(text, found.get("nodes", 1))))
-    return found
+    return _one_host(found)
 
 
 def compare(published_facts, modak_facts):

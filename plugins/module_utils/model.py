@@ -63,6 +63,7 @@ class Application:
     mpi_ranks: int = 1
     threads: int = 1
     threads_given: bool = True   # False: no threads in the DSL; each rank gets its CPUs at run time
+    threads_unset: bool = False  # threads: unset: no OMP_NUM_THREADS, as the launcher and the framework leave it
     minimal_efficiency: Optional[float] = None
     build: Optional[Build] = None
     environment: Tuple[Tuple[str, str], ...] = ()

@@ -224,7 +224,9 @@ APPLICATION = _obj({
                                        "a .sqsh path (container_engine: pyxis); "
                                        "a bare 'repo/name:tag' or 'name' is read as docker://..., '' as no container."),
     "mpi_ranks": _int("MPI ranks (processes) in total."),
-    "threads": _int("Threads per process (OMP_NUM_THREADS).", maximum=4096),
+    "threads": {"type": ["integer", "string"], "minimum": 1, "maximum": 4096, "pattern": "^unset$",
+                "description": "Threads per process (OMP_NUM_THREADS). Left out: each rank's CPUs at run time; 'unset': "
+                               "no OMP_NUM_THREADS, as the launcher and the framework leave it (torchrun: 1 per rank)."},
     "minimal_efficiency": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
                            "description": "Lowest acceptable parallel efficiency; caps ranks through the scaling model."},
     "storage_class_pref": _enum(STORAGE_CLASSES, "Preferred storage class."),

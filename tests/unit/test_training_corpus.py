@@ -22,9 +22,9 @@ TODAY = [entry for entry in training.SCRIPTS if "needs" not in entry]
 NEEDS = [entry for entry in training.SCRIPTS if "needs" in entry]
 # the figures on this branch: facts matched (of all facts compared), scripts that match every launch fact, and
 # scripts that match every launch fact but the threads
-MATCHED_AT_LEAST = 240
-LAUNCH_MATCHES_AT_LEAST = 0
-LAUNCH_BUT_THREADS_AT_LEAST = 13
+MATCHED_AT_LEAST = 246
+LAUNCH_MATCHES_AT_LEAST = 19
+LAUNCH_BUT_THREADS_AT_LEAST = 19
 LAUNCHERS = ("torchrun", "srun", "lightning", "accelerate", "deepspeed", "mpiexec", "mpirun", "python")
 CONTAINERS = ("none", "singularity", "apptainer", "pyxis")
 
@@ -120,6 +120,8 @@ def test_the_figures_stay_at_least_todays_and_the_docs_show_them(catalog):
             print("%s: %s: published %r, modak %r: %s" % (entry["name"], fact, theirs, modaks,
                                                           entry.get("differences", {}).get(fact, entry.get("needs"))))
     assert total[3] >= MATCHED_AT_LEAST and total[4] >= LAUNCH_MATCHES_AT_LEAST
+    # what the launch work set out to reach: 90 % of the facts, and 18 of 20 scripts with every launch fact
+    assert total[3] >= 0.9 * total[2] and total[4] >= 0.9 * total[1], total
     assert total[5] >= LAUNCH_BUT_THREADS_AT_LEAST
     with open(os.path.join(ROOT, "docs", "scheduler.md")) as handle:
         docs = handle.read()
