@@ -46,6 +46,7 @@ WHERE = {
         "installed",
     "ansible-playbook sodalite.modak.optimise -e dsl_file=job.yaml": "installed",
     "cp -r ~/.ansible/collections/ansible_collections/sodalite/modak/examples .": "installed",
+    ".venv/bin/ansible-builder create -f extensions/ee/execution-environment.yml -c ee-context": "checkout",
     "bin/modak validate dsl/*.yaml": "checkout",
     "bin/modak optimise dsl/*.yaml -o jobs": "checkout",
     "bin/modak optimise --check dsl/*.yaml -o jobs": "checkout",
