@@ -11,7 +11,7 @@ from test_render import lint
 
 from ansible_collections.sodalite.modak.plugins.module_utils import pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
-from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, oci, registry
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, oci, registry, trust
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import quote as shell_quote
 
@@ -83,7 +83,7 @@ def test_charliecloud_fetch_lines_pull_convert_and_inject_nvidia():
         "MODAK_IMAGE_DIR=/shared/ch",
         'mkdir -p "$MODAK_IMAGE_DIR"',
         'IMAGE="$MODAK_IMAGE_DIR/pytorch_2.13-%s"' % names.digest(uri),
-    ] + names.trust_lines() + [
+    ] + trust.trust_lines() + [
         'if [ ! -d "$IMAGE" ]; then',
         '  ch-image pull %s && ch-convert -i ch-image -o dir %s "$IMAGE.part.$$" && '
         'ch-fromhost --nvidia "$IMAGE.part.$$" && mv -T "$IMAGE.part.$$" "$IMAGE"' % (ref, ref),
@@ -293,7 +293,7 @@ def test_an_image_directory_with_its_own_sticky_tmp_is_run(tmp_path):
     (image / "tmp").chmod(0o1777)
     (image / "bin").mkdir()
     (image / "bin" / "sh").write_text("x")
-    script = "\n".join(names.trust_lines() + ["echo RUN"])
+    script = "\n".join(trust.trust_lines() + ["echo RUN"])
     done = subprocess.run(["bash", "-c", script], env=dict(os.environ, IMAGE=str(image)), capture_output=True,
                           text=True, check=False, timeout=30)
     assert done.returncode == 0 and "RUN" in done.stdout, done

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from ansible_collections.sodalite.modak.plugins.module_utils import shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem
-from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, oci, staging
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, oci, staging, trust
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes.apptainer import Apptainer
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
@@ -121,7 +121,7 @@ class Charliecloud(object):
             USER_LINE,
             "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
             'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri),
-        ] + names.trust_lines() + staging.missing_lines('[ -d "$IMAGE" ]', absent)
+        ] + trust.trust_lines() + staging.missing_lines('[ -d "$IMAGE" ]', absent)
 
     def stage_lines(self, uri, image_dir=None, gpu_vendor="none"):
         """Lines that pull and convert the image into the image directory once (the deployment runs them)."""
@@ -143,7 +143,7 @@ class Charliecloud(object):
             "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
             'mkdir -p "$MODAK_IMAGE_DIR"',
             'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri),
-        ] + names.trust_lines() + [
+        ] + trust.trust_lines() + [
             'if [ ! -d "$IMAGE" ]; then',
             "  %s" % " && ".join(shell.command(step) for step in steps if step),
             "fi",
