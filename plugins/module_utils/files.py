@@ -110,7 +110,8 @@ def _open_file(dir_fd, name):
     """A read descriptor of the regular file ``name`` in ``dir_fd`` and its fstat, opened without following a link
     and without blocking (a FIFO); (None, None) when there is no regular file there."""
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0),
+                     dir_fd=dir_fd)
     except OSError:
         return None, None
     info = os.fstat(fd)
@@ -118,6 +119,20 @@ def _open_file(dir_fd, name):
         os.close(fd)
         return None, None
     return fd, info
+
+
+def open_regular(path):
+    """(a read descriptor, its fstat) of the regular file ``path``, its directories opened one component at a time
+    as ``open_directory`` opens them and the file without following a link or blocking; (None, None) when there is
+    no regular file there. For a file that another user (a job) writes, read by someone else."""
+    directory, name = os.path.split(os.path.abspath(path))
+    dir_fd = open_directory(directory)
+    if dir_fd is None:
+        return None, None
+    try:
+        return _open_file(dir_fd, name)
+    finally:
+        os.close(dir_fd)
 
 
 def _read_fd(fd):
