@@ -228,6 +228,40 @@ def place_copy(directory, name, source, check_mode=False):
         os.close(dir_fd)
 
 
+def place_from(directory, name, source, mode, check_mode=False):
+    """Put a copy of the file ``source`` as ``name`` with ``mode`` into ``directory``, as ``place`` puts a file;
+    CHANGED, or None when nothing is at ``source``. ``source`` is a file that another user (a job) controls: it is
+    opened once as ``open_regular`` opens it (its directories one component at a time, a link followed only where
+    no other user can have put it; the file without following a link) and copied from that descriptor; anything
+    else than a regular file reached so is refused (OutputError)."""
+    check_filename(name)
+    src_dir, src_name = os.path.split(os.path.abspath(source))
+    src_dir_fd = open_directory(src_dir)
+    if src_dir_fd is None or _kind(src_dir_fd, src_name) is None:
+        if src_dir_fd is not None:
+            os.close(src_dir_fd)
+        return None
+    try:
+        fd, _info = _open_file(src_dir_fd, src_name)
+    finally:
+        os.close(src_dir_fd)
+    if fd is None:
+        raise OutputError("%s is not a regular file (a link or a special file): it is not copied" % source)
+    try:
+        dir_fd, path = _opened(directory, name, check_mode)
+        if dir_fd is None:
+            return CHANGED
+        try:
+            if not check_mode:
+                _replace(dir_fd, name, path,
+                         lambda tmp: _write_new(dir_fd, tmp, mode, iter(lambda: os.read(fd, 1 << 20), b"")))
+            return CHANGED
+        finally:
+            os.close(dir_fd)
+    finally:
+        os.close(fd)
+
+
 def _write_new(dir_fd, tmp, mode, chunks):
     """The new file ``tmp`` of ``dir_fd`` (FileExistsError when the name is taken), ``mode`` set on its
     descriptor, holding ``chunks`` (bytes)."""
