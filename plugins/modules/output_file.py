@@ -25,7 +25,7 @@ description:
   - With C(--diff), the old file is read without following a link and without blocking on a FIFO; anything else
     than a regular file shows as a line that says so.
   - With O(source) in place of O(content), the file is a copy of a file of the host that another user (a job) may
-    control, such as a job's output before M(ansible.builtin.fetch) takes it: O(source) is opened once, its
+    control, such as a job's output before M(ansible.builtin.fetch) takes it. O(source) is opened once, its
     directories one component at a time (a link followed only where no other user can have put it) and the file
     without following a link, and copied from that descriptor; anything else than a regular file reached so fails.
 options:
