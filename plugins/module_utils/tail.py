@@ -4,11 +4,11 @@
 """The last lines of a file that is still being written (a job's output, a build log), read safely.
 
 Safely: only a regular file is read, opened without following a link (a link to a file the job could not read,
-or a FIFO or a device put at the path, never blocks, floods or leaks to the
-caller), and its directories too, one component at a time (``files.open_regular``: a job that turns a directory
-of the path into a link shows nothing of the linked file to a reader who is not the job's user), at most ``MAX_BYTES`` from its end, decoded leniently, with control characters (terminal escape
-sequences included) shown as ``?`` and every line cut to ``MAX_LINE`` characters, so that what is shown on the
-user's terminal is plain text of bounded size whatever the file holds.
+or a FIFO or a device put at the path, never blocks, floods or leaks to the caller), its directories one
+component at a time (``files.open_regular``: a job that turns a directory of the path into a link shows nothing of
+the linked file to a reader who is not the job's user), at most ``MAX_BYTES`` from its end, decoded leniently,
+with control characters (terminal escape sequences included) shown as ``?`` and every line cut to ``MAX_LINE``
+characters, so that what is shown on the user's terminal is plain text of bounded size whatever the file holds.
 """
 
 from __future__ import annotations

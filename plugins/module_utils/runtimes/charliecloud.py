@@ -84,7 +84,8 @@ class Charliecloud(object):
                 # an EXIT trap of the site's (target.setup) runs too, after the file is removed, with the status
                 'MODAK_EXIT_TRAP="$(trap -p EXIT)"',
                 'MODAK_EXIT_TRAP="$(eval "set -- $MODAK_EXIT_TRAP"; printf %s "${3:-}")"',
-                "trap 'MODAK_STATUS=$?; rm -f \"$MODAK_ENV_FILE\"; (exit \"$MODAK_STATUS\"); eval \"$MODAK_EXIT_TRAP\"' EXIT",
+                "trap 'MODAK_STATUS=$?; rm -f \"$MODAK_ENV_FILE\"; (exit \"$MODAK_STATUS\"); "
+                "eval \"$MODAK_EXIT_TRAP\"' EXIT",
                 "printf \"%%s='%%s'\\n\" %s >\"$MODAK_ENV_FILE\"" % pairs]
 
     def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, mpi=None,

@@ -38,4 +38,3 @@ def digest(uri):
 def cache_name(uri, suffix=""):
     """``docker://ethcscs/openmpi:3.1.3`` -> ``openmpi_3.1.3-<digest>`` + suffix (``.sif`` for SIF files)."""
     return "%s-%s%s" % (tail(uri), digest(uri), suffix)
-
