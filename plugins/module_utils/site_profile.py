@@ -43,15 +43,17 @@ class Site(object):
         return self.doc.get("fabric") or {}
 
 
-def load_file(path):
-    """The Site of a profile file (YAML or JSON, a regular file, within a DSL's limits); SiteInvalid names its
-    problems, IOError/OSError an unreadable file."""
-    fmt = "json" if str(path).endswith(".json") else ("yaml" if str(path).endswith((".yml", ".yaml")) else "auto")
+def load_file(path, source=None):
+    """The Site of a profile file (YAML or JSON, a regular file, as small as a DSL), named ``source`` (default its
+    path; the name the user gave where ``path`` is a decrypted copy); SiteInvalid names its problems, IOError or
+    OSError an unreadable file."""
+    source = str(source or path)
+    fmt = "json" if source.endswith(".json") else ("yaml" if source.endswith((".yml", ".yaml")) else "auto")
     try:
         doc = strict_load.loads(strict_load.read_file(path, strict_load.SITE), fmt, strict_load.SITE)
     except DslInvalid as exc:
-        raise SiteInvalid(str(path), exc.problems)
-    return from_data(doc, str(path))
+        raise SiteInvalid(source, exc.problems)
+    return from_data(doc, source)
 
 
 def from_data(doc, source=INLINE):

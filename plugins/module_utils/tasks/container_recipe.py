@@ -10,6 +10,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils import catalog, cpu
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem
 from ansible_collections.sodalite.modak.plugins.module_utils.model import RecipeSpec
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_spec
+from ansible_collections.sodalite.modak.plugins.module_utils.tasks import site as task_site
 
 # the recipe formats, those of recipe/generate.py's writers (a test keeps the two equal; importing generate here
 # would put every writer on the import chain of the argument spec)
@@ -23,9 +24,10 @@ ARGUMENT_SPEC = dict(
     formats=dict(type="list", elements="str", choices=list(FORMATS), default=list(FORMATS)),
     base_image=dict(type="str"),
     wheels=dict(type="path"),
+    **task_site.ARGUMENT_SPEC
 )
 REQUIRED_ONE_OF = [("dsl", "dsl_file", "recipe")]
-MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file", "recipe")]
+MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file", "recipe")] + task_site.MUTUALLY_EXCLUSIVE
 
 
 def document_of(params, load_file=None):
@@ -65,8 +67,9 @@ def _meaning_problems(data):
     return out
 
 
-def spec_of(params, load_file=None):
-    """What the task builds: O(recipe) as it is, else the RecipeSpec of the DSL (parsed once)."""
+def spec_of(params, load_file=None, load_site=None):
+    """What the task builds: O(recipe) as it is, else the RecipeSpec of the DSL laid over the task's site profile
+    (parsed once); ``load_file`` reads O(dsl_file), ``load_site`` O(site) (path -> Site)."""
     if params.get("recipe") is not None:
         return spec_from_dict(params["recipe"])
-    return recipe_spec.spec_of(dsl.parse(document_of(params, load_file)))
+    return recipe_spec.spec_of(dsl.parse(document_of(params, load_file), task_site.site_of(params, load_site)))

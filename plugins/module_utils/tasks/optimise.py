@@ -12,6 +12,7 @@ import os
 from ansible_collections.sodalite.modak.plugins.module_utils import jobspec, recipe_images
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
+from ansible_collections.sodalite.modak.plugins.module_utils.tasks import site as task_site
 
 # the registry reader (with requests) loads only when a task names registries
 # pylint: disable=import-outside-toplevel
@@ -36,9 +37,10 @@ ARGUMENT_SPEC = dict(
         timeout=dict(type="float", default=10.0),
         repositories=dict(type="list", elements="str"),
     )),
+    **task_site.ARGUMENT_SPEC
 )
 REQUIRED_ONE_OF = [("dsl", "dsl_file")]
-MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file"), ("catalog", "catalog_data")]
+MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file"), ("catalog", "catalog_data")] + task_site.MUTUALLY_EXCLUSIVE
 JOB_SCRIPT_MODE = 0o755
 DEFAULT_OUTPUT_DIR = "~/modak-jobs"
 
