@@ -23,7 +23,7 @@ options:
   site_profile:
     description:
       - The site profile as data, for example an inventory variable given once in the group vars of the login
-        nodes (C(site_profile: "{{ modak_site }}")). Problems name it C(site_profile).
+        nodes, given as C(site_profile="{{ modak_site }}"). Problems name it C(site_profile).
       - Mutually exclusive with O(site).
     type: dict
 """
