@@ -24,7 +24,6 @@ from ansible_collections.sodalite.modak.plugins.module_utils import catalog, dsl
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries
 from ansible_collections.sodalite.modak.plugins.module_utils.tasks import optimise as task
-from ansible_collections.sodalite.modak.plugins.module_utils.tasks import site as task_site
 from ansible_collections.sodalite.modak.plugins.plugin_utils.remote_files import RemoteDir
 
 MODULE = "sodalite.modak.optimise"
@@ -100,7 +99,7 @@ class ActionModule(ActionBase):
         """The task's site profile: O(site) read here as the DSL file is, named as the task names it."""
         def load(path):
             return self._read(path, lambda real: site_profile.load_file(real, path))
-        return task_site.site_of(params, load)
+        return site_profile.of_task(params, load)
 
     def _optimise(self, params, task_vars):
         missing = self._missing(params)
@@ -145,7 +144,9 @@ class ActionModule(ActionBase):
         args.pop("dsl_file", None)
         args.pop("catalog", None)
         args.pop("site", None)
-        args.update(task_site.as_data(self._site(params)))
+        site = self._site(params)
+        if site is not None:
+            args["site_profile"] = site.doc           # read here, checked again on the host
         args["dsl"] = self._document(params)
         if params["catalog"]:
             args["catalog_data"] = self._read(params["catalog"], catalog.read_data)

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The site profile options of the modules that read a DSL (plugins/module_utils/tasks/site.py)."""
+"""The site profile options of the modules that read a DSL (site_profile.TASK_OPTIONS in plugins/module_utils)."""
 
 from __future__ import annotations
 

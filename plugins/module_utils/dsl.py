@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import traceback
 
-from ansible_collections.sodalite.modak.plugins.module_utils import compat, dsl_check, dsl_request, schema, site_profile, strict_load
+from ansible_collections.sodalite.modak.plugins.module_utils import (
+    compat, dsl_check, dsl_request, schema, site_merge, strict_load)
 from ansible_collections.sodalite.modak.plugins.module_utils.dsl_check import JSONSCHEMA_IMPORT_ERROR, jsonschema  # noqa: F401 pylint: disable=unused-import
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
 
@@ -41,7 +42,7 @@ def load_file(path):
 
 def _read(doc, site=None):
     """(the canonical form of ``doc`` laid over ``site``, its problems, each at the path the user wrote)."""
-    merged = site_profile.merge(site, doc)
+    merged = site_merge.merge(site, doc)
     canonical = compat.normalise(merged.doc, schema.SCHEMA)
     found = [merged.named(canonical.where(p)) for p in dsl_check.problems(canonical.doc)] + merged.problems
     return canonical, sorted(found, key=lambda p: p.path)

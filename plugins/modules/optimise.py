@@ -352,11 +352,10 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.validation import check_type_path
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline, site_profile
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.tasks.optimise import (
     ARGUMENT_SPEC, JOB_SCRIPT_MODE, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, catalog_of, outcome, output_dir_of)
-from ansible_collections.sodalite.modak.plugins.module_utils.tasks.site import site_of
 
 # the registry reader (with requests) and the performance model load only when a task names registries or a store:
 # a plain optimise does not pay for importing them
@@ -374,7 +373,7 @@ def run(module):
     images, catalog_warnings = catalog_of(params)
     if params["image_dir"]:
         document = dsl.with_target_default(document, "image_dir", params["image_dir"])
-    result = pipeline.optimise(document, images, records, host, site_of(params))
+    result = pipeline.optimise(document, images, records, host, site_profile.of_task(params))
     result.warnings[:0] = catalog_warnings
     directory = os.path.abspath(check_type_path(output_dir_of(params, result)))
     name = result.script.filename

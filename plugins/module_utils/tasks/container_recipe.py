@@ -6,11 +6,11 @@ shared by the module (on a host) and its action plugin (on the controller, plugi
 
 from __future__ import annotations
 
-from ansible_collections.sodalite.modak.plugins.module_utils import catalog, cpu, dsl, dsl_check, frameworks
+from ansible_collections.sodalite.modak.plugins.module_utils import (
+    catalog, cpu, dsl, dsl_check, frameworks, site_profile)
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem
 from ansible_collections.sodalite.modak.plugins.module_utils.model import RecipeSpec
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_spec
-from ansible_collections.sodalite.modak.plugins.module_utils.tasks import site as task_site
 
 # the recipe formats, those of recipe/generate.py's writers (a test keeps the two equal; importing generate here
 # would put every writer on the import chain of the argument spec)
@@ -24,10 +24,10 @@ ARGUMENT_SPEC = dict(
     formats=dict(type="list", elements="str", choices=list(FORMATS), default=list(FORMATS)),
     base_image=dict(type="str"),
     wheels=dict(type="path"),
-    **task_site.ARGUMENT_SPEC
+    **site_profile.TASK_OPTIONS
 )
 REQUIRED_ONE_OF = [("dsl", "dsl_file", "recipe")]
-MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file", "recipe")] + task_site.MUTUALLY_EXCLUSIVE
+MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file", "recipe")] + site_profile.TASK_EXCLUSIVE
 
 
 def document_of(params, load_file=None):
@@ -72,4 +72,4 @@ def spec_of(params, load_file=None, load_site=None):
     (parsed once); ``load_file`` reads O(dsl_file), ``load_site`` O(site) (path -> Site)."""
     if params.get("recipe") is not None:
         return spec_from_dict(params["recipe"])
-    return recipe_spec.spec_of(dsl.parse(document_of(params, load_file), task_site.site_of(params, load_site)))
+    return recipe_spec.spec_of(dsl.parse(document_of(params, load_file), site_profile.of_task(params, load_site)))

@@ -9,10 +9,9 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from ansible_collections.sodalite.modak.plugins.module_utils import jobspec, recipe_images
+from ansible_collections.sodalite.modak.plugins.module_utils import jobspec, recipe_images, site_profile
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
-from ansible_collections.sodalite.modak.plugins.module_utils.tasks import site as task_site
 
 # the registry reader (with requests) loads only when a task names registries
 # pylint: disable=import-outside-toplevel
@@ -37,10 +36,10 @@ ARGUMENT_SPEC = dict(
         timeout=dict(type="float", default=10.0),
         repositories=dict(type="list", elements="str"),
     )),
-    **task_site.ARGUMENT_SPEC
+    **site_profile.TASK_OPTIONS
 )
 REQUIRED_ONE_OF = [("dsl", "dsl_file")]
-MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file"), ("catalog", "catalog_data")] + task_site.MUTUALLY_EXCLUSIVE
+MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file"), ("catalog", "catalog_data")] + site_profile.TASK_EXCLUSIVE
 JOB_SCRIPT_MODE = 0o755
 DEFAULT_OUTPUT_DIR = "~/modak-jobs"
 
