@@ -72,8 +72,8 @@ def test_the_dsl_wins_field_by_field_and_a_list_is_replaced_whole():
 
 def test_mappings_are_merged_deeply():
     merged = dsl.canonical(job(application={"fabric": "slingshot", "environment": {"A": "1"}}), site())[0]
-    assert merged["job"]["application"]["environment"] == {"FI_PROVIDER": "cxi", "NCCL_CROSS_NIC": 1,
-                                                            "NCCL_NET_GDR_LEVEL": "PHB", "A": "1"}
+    environment = merged["job"]["application"]["environment"]
+    assert environment == {"FI_PROVIDER": "cxi", "NCCL_CROSS_NIC": 1, "NCCL_NET_GDR_LEVEL": "PHB", "A": "1"}
     assert merged["job"]["target"]["job_scheduler_type"] == "slurm"
 
 
@@ -119,12 +119,13 @@ def test_a_problem_in_the_dsls_own_value_does_not_name_the_profile():
 
 def test_a_profile_is_checked_on_its_own_each_problem_at_its_field(tmp_path):
     path = tmp_path / "site.yaml"
-    path.write_text("target: {job_scheduler_type: slurmm}\njob_options: {account: 'a b'}\nfabric: {x: {envirnment: {}}}\n")
+    path.write_text("target: {job_scheduler_type: slurmm}\njob_options: {account: 'a b'}\n"
+                    "fabric: {x: {envirnment: {}}}\n")
     with pytest.raises(SiteInvalid) as caught:
         site_profile.load_file(str(path))
     assert caught.value.source == str(path)
-    assert sorted(p.path for p in caught.value.problems) == ["fabric.x.envirnment", "job_options.account",
-                                                              "target.job_scheduler_type"]
+    found = sorted(p.path for p in caught.value.problems)
+    assert found == ["fabric.x.envirnment", "job_options.account", "target.job_scheduler_type"]
     assert "the site profile %s has 3 problem(s)" % path in str(caught.value)
     assert "%s: target.job_scheduler_type: not an accepted value" % path in str(caught.value)
 
