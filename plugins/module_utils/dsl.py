@@ -44,8 +44,9 @@ def _read(doc, site=None):
     """(the canonical form of ``doc`` laid over ``site``, its problems, each at the path the user wrote)."""
     merged = site_merge.merge(site, doc)
     canonical = compat.normalise(merged.doc, schema.SCHEMA)
-    found = [merged.named(canonical.where(p)) for p in dsl_check.problems(canonical.doc)] + merged.problems
-    return canonical, sorted(found, key=lambda p: p.path)
+    found = [merged.named(canonical.where(p)) for p in dsl_check.problems(canonical.doc)]
+    named = set(p.path for p in found)           # a fabric name the schema refused is not looked up as well
+    return canonical, sorted(found + [p for p in merged.problems if p.path not in named], key=lambda p: p.path)
 
 
 def problems(doc, site=None):

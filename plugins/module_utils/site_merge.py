@@ -116,8 +116,8 @@ def _fabric(site, app, origins):
     for field in FABRIC_FIELDS:
         values = {k: v for k, v in (presets[name].get(field) or {}).items() if k not in own}
         if values and isinstance(app.get(field, {}), dict):
-            values.update(app.get(field, {}))
-            app[field] = values
             for key in values:
                 origins[path_str(["job", "application", field, key])] = "fabric.%s.%s.%s" % (name, field, key)
+            values.update(app.get(field, {}))
+            app[field] = values
     return []

@@ -192,6 +192,19 @@ def test_an_unknown_preset_is_named_at_its_path_with_the_known_ones():
     assert paths(caught) == ["job.application.fabric"] and "site profile" in caught.value.problems[0].hint
 
 
+def test_a_problem_in_the_dsls_own_variable_beside_a_preset_does_not_name_the_profile():
+    with pytest.raises(DslInvalid) as caught:
+        dsl.parse(job(application={"fabric": "slingshot", "environment": {"UID": "1"}}), site())
+    [problem] = caught.value.problems
+    assert problem.path == "job.application.environment.UID" and "site profile" not in problem.message
+
+
+def test_a_fabric_name_the_schema_refuses_is_one_problem():
+    with pytest.raises(DslInvalid) as caught:
+        dsl.parse(job(application={"fabric": "no such"}), site())
+    assert paths(caught) == ["job.application.fabric"]
+
+
 @pytest.mark.parametrize("field, name", [("environment", "RANK"), ("environment", "MASTER_ADDR"),
                                          ("environment_expanded", "LOCAL_RANK"), ("environment", "WORLD_SIZE")])
 def test_a_preset_may_not_set_what_the_launch_sets_for_each_rank(field, name):
