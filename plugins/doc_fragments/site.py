@@ -14,8 +14,9 @@ options:
   site:
     description:
       - Path of a site profile (YAML or JSON, C(schemas/modak-site.schema.json)), read where and as O(dsl_file) is
-        read (on the controller for M(sodalite.modak.optimise) and M(sodalite.modak.container_recipe)). It gives the site's defaults of the DSL's C(target), C(job_options) and C(application.launcher)
-        and C(application.fabric) fields, and its fabric presets (docs/scheduler.md, "Site profiles").
+        read (on the controller for M(sodalite.modak.optimise) and M(sodalite.modak.container_recipe)).
+      - It gives the site's defaults of the DSL's C(target), C(job_options), C(application.launcher) and
+        C(application.fabric) fields, and its fabric presets (docs/scheduler.md, "Site profiles").
       - The DSL's own values win, field by field (mappings merged, lists and scalars replaced); a problem in a value
         that came from the profile names the profile and its field.
       - Mutually exclusive with O(site_profile).
