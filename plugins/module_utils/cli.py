@@ -4,8 +4,8 @@
 """The ``modak`` command for pipelines: validate, optimise and recipe, on the same core as the modules.
 
 Exit status: 0 everything is valid (and written), 1 a DSL is invalid, 2 the command cannot run as asked
-(bad options, unreadable files, a malformed catalog, an output directory that cannot be written, a missing
-library), 3 a file would change (``--check``) or a script is not in git as written (``--require-tracked``).
+(bad options, unreadable files, a malformed catalog or site profile, an output directory that cannot be written,
+a missing library), 3 a file would change (``--check``) or a script is not in git as written (``--require-tracked``).
 Output is deterministic: inputs keep their order, JSON keys are sorted, nothing carries a time.
 """
 
