@@ -130,6 +130,20 @@ def test_a_profile_is_checked_on_its_own_each_problem_at_its_field(tmp_path):
     assert "%s: target.job_scheduler_type: not an accepted value" % path in str(caught.value)
 
 
+@pytest.mark.parametrize("make, said", [
+    (lambda path: path.mkdir(), "must be a regular file"),
+    (lambda path: path.write_bytes(b"a" * (2 * 1024 * 1024)), "larger than"),
+    (lambda path: path.write_text("target: {a: 1, a: 2}\n"), "more than once"),
+    (lambda path: path.write_text("target: [\n"), "not valid YAML"),
+])
+def test_a_profile_file_is_read_as_strictly_as_a_dsl(tmp_path, make, said):
+    path = tmp_path / "site.yaml"
+    make(path)
+    with pytest.raises(SiteInvalid) as caught:
+        site_profile.load_file(str(path))
+    assert said in str(caught.value) and str(path) in str(caught.value)
+
+
 @pytest.mark.parametrize("profile, path", [
     ({"job": {}}, "job"),                                            # a DSL given as a profile
     ({"target": {"queue_type": "slurm"}}, "target.queue_type"),     # canonical names only
