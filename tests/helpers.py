@@ -23,7 +23,9 @@ sys.path.insert(0, os.path.join(ROOT, "collections"))
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl  # noqa: E402
 
-EXAMPLES = sorted(os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples")))
+# the DSL examples, valid on their own; examples/sites/ holds site profiles and the DSLs that need them
+EXAMPLES = sorted(os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples"))
+                  if os.path.isfile(os.path.join(ROOT, "examples", f)))
 ORIGINAL = sorted(os.path.join(ROOT, "tests", "data", "original", f)
                   for f in os.listdir(os.path.join(ROOT, "tests", "data", "original")) if f.endswith(".json"))
 

@@ -51,6 +51,8 @@ WHERE = {
     "bin/modak optimise dsl/*.yaml -o jobs": "checkout",
     "bin/modak optimise --check dsl/*.yaml -o jobs": "checkout",
     "bin/modak recipe dsl/train.yaml -o recipes": "checkout",
+    "bin/modak --site examples/sites/slingshot-gpu.yaml validate --show examples/sites/slingshot-gpu-pytorch-ddp.yaml":
+        "checkout",
     "python3 -m venv ~/.venvs/modak": "checkout",
     '~/.venvs/modak/bin/pip install "git+https://github.com/SODALITE-EU/modak@v0.2.0-dev0"': "checkout",
     "~/.venvs/modak/bin/modak --version": "checkout",
