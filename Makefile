@@ -17,6 +17,7 @@ demo: venv
 
 schema: venv
 	.venv/bin/python scripts/export_schema.py > schemas/modak-dsl.schema.json
+	.venv/bin/python scripts/export_schema.py --site > schemas/modak-site.schema.json
 	.venv/bin/python scripts/export_doc_fragments.py --write
 	.venv/bin/python scripts/export_tosca_types.py --write
 

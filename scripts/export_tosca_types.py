@@ -96,6 +96,8 @@ def _scalar(sub):
     if isinstance(kinds, list):
         if "boolean" in kinds:   # a boolean the DSL also takes as "true"/"false" (the original's form)
             return "boolean"
+        if kinds[0] == "integer":  # a count the DSL also takes as a word (threads: unset): TOSCA keeps the count
+            return "integer"
         return "string"          # "string or number": strings in TOSCA (wall_time_limit: "02:00:00")
     return SCALARS[kinds]
 
@@ -118,7 +120,7 @@ def _property(path, sub, required, out):
     else:
         prop = {"type": _scalar(sub)}
         constraints = _constraints(sub) if "array" not in kinds else []
-        if constraints and not isinstance(sub.get("type"), list):
+        if constraints and (not isinstance(sub.get("type"), list) or prop["type"] == "integer"):
             prop["constraints"] = constraints
     if not required:
         prop["required"] = False

@@ -8,11 +8,24 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def collection_link(checkout):
+    """The in-tree collection path of a checkout, as scripts/bootstrap (`make`) makes it: collections/ links back."""
+    link = os.path.join(checkout, "collections", "ansible_collections", "sodalite", "modak")
+    if not os.path.lexists(link):
+        os.makedirs(os.path.dirname(link), exist_ok=True)
+        os.symlink(os.path.join("..", "..", ".."), link)
+
+
+collection_link(ROOT)     # a checkout tested without `make` gets it here
 sys.path.insert(0, os.path.join(ROOT, "collections"))
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl  # noqa: E402
 
-EXAMPLES = sorted(os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples")))
+# the DSL examples, valid on their own; examples/sites/ holds site profiles and the DSLs that need them
+EXAMPLES = sorted(os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples"))
+                  if os.path.isfile(os.path.join(ROOT, "examples", f)))
 ORIGINAL = sorted(os.path.join(ROOT, "tests", "data", "original", f)
                   for f in os.listdir(os.path.join(ROOT, "tests", "data", "original")) if f.endswith(".json"))
 

@@ -19,7 +19,7 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, site_profile
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
@@ -47,7 +47,7 @@ class ActionModule(ActionBase):
             if missing:
                 return merge_hash(result, dict(failed=True, msg=missing_required_lib(name), exception=error))
         try:
-            recipe_spec = task.spec_of(params, self._load_file)
+            recipe_spec = task.spec_of(params, self._load_file, self._load_site)
             if params["wheels"]:
                 return merge_hash(result, self._on_host(recipe_spec, task_vars))
             return merge_hash(result, self._write(params, recipe_spec, task_vars))
@@ -63,6 +63,15 @@ class ActionModule(ActionBase):
     def _load_file(self, path):
         """A DSL file of the controller (decrypted when vault-encrypted): absolute, else relative to the working
         directory, else found as template finds its src."""
+        return self._controller_file(path, dsl.load_file)
+
+    def _load_site(self, path):
+        """The site profile file of the controller (O(site)), found and decrypted as the DSL file is."""
+        return self._controller_file(path, lambda real: site_profile.load_file(real, path))
+
+    def _controller_file(self, path, read):
+        """``read(real path)`` of a controller file: absolute, else relative to the working directory, else found
+        as template finds its src; decrypted when vault-encrypted."""
         path = os.path.expanduser(path)
         if not (os.path.isabs(path) or os.path.exists(path)):
             try:
@@ -71,7 +80,7 @@ class ActionModule(ActionBase):
                 pass
         real = self._loader.get_real_file(path, decrypt=True)
         try:
-            return dsl.load_file(real)
+            return read(real)
         finally:
             self._loader.cleanup_tmp_file(real)
 
@@ -95,7 +104,7 @@ class ActionModule(ActionBase):
         """The module on the host, which places the wheels of the host's directory, given the recipe
         specification derived here."""
         args = dict(self._task.args)
-        for key in ("dsl", "dsl_file"):
+        for key in ("dsl", "dsl_file", "site", "site_profile"):      # the recipe was derived from them here
             args.pop(key, None)
         args["recipe"] = recipe_spec.as_dict()
         return self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)

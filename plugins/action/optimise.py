@@ -20,7 +20,7 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.sodalite.modak.plugins.module_utils import catalog, dsl, files, pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils import catalog, dsl, files, pipeline, site_profile
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries
 from ansible_collections.sodalite.modak.plugins.module_utils.tasks import optimise as task
@@ -95,6 +95,12 @@ class ActionModule(ActionBase):
             return params["dsl"]
         return self._read(params["dsl_file"], dsl.load_file)
 
+    def _site(self, params):
+        """The task's site profile: O(site) read here as the DSL file is, named as the task names it."""
+        def load(path):
+            return self._read(path, lambda real: site_profile.load_file(real, path))
+        return site_profile.of_task(params, load)
+
     def _optimise(self, params, task_vars):
         missing = self._missing(params)
         if missing:
@@ -107,7 +113,7 @@ class ActionModule(ActionBase):
             return self._read(path, lambda real: catalog.ImageCatalog.from_file(real, **build))
 
         images, catalog_warnings = task.catalog_of(params, read_catalog)
-        result = pipeline.optimise(document, images)
+        result = pipeline.optimise(document, images, site=self._site(params))
         result.warnings[:0] = catalog_warnings
         name = result.script.filename
         files.check_filename(name)
@@ -137,6 +143,10 @@ class ActionModule(ActionBase):
         args = dict(self._task.args)
         args.pop("dsl_file", None)
         args.pop("catalog", None)
+        args.pop("site", None)
+        site = self._site(params)
+        if site is not None:
+            args["site_profile"] = site.doc           # read here, checked again on the host
         args["dsl"] = self._document(params)
         if params["catalog"]:
             args["catalog_data"] = self._read(params["catalog"], catalog.read_data)

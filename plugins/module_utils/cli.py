@@ -5,11 +5,11 @@
 status, cancel and logs on the same job control as the batch_job module (cli_jobs.py).
 
 Exit status (EXIT_STATUS, printed by ``--help``): 0 everything is valid (and written), 1 a DSL is invalid, 2 the
-command cannot run as asked (bad options, unreadable files, a malformed catalog, an output directory that cannot
-be written, a missing library, a scheduler command that failed), 3 a file would change (``--check``) or a script
-is not in git as written (``--require-tracked``), 4 a job ended in a state other than COMPLETED (or is still
-queued when ``--wait-timeout`` runs out). Output is deterministic: inputs keep their order, JSON keys are sorted,
-nothing carries a time.
+command cannot run as asked (bad options, unreadable files, a malformed catalog or site profile, an output
+directory that cannot be written, a missing library, a scheduler command that failed), 3 a file would change
+(``--check``) or a script is not in git as written (``--require-tracked``), 4 a job ended in a state other than
+COMPLETED (or is still queued when ``--wait-timeout`` runs out). Output is deterministic: inputs keep their order,
+JSON keys are sorted, nothing carries a time.
 """
 
 from __future__ import annotations
@@ -21,19 +21,22 @@ import os
 import subprocess
 import sys
 
-from ansible_collections.sodalite.modak.plugins.module_utils import cli_jobs, completion, dsl, files, pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils import (
+    cli_jobs, completion, dsl, files, pipeline, site_profile)
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
-from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, ModakError, printable
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import (
+    DslInvalid, DslProblem, ModakError, SiteInvalid, printable)
 
 OK, INVALID, USAGE, CHANGED, JOB_FAILED = 0, 1, 2, 3, 4
 EXIT_STATUS = """exit status:
   0  done: every DSL is valid (and its files are written); a job was submitted, is queued, running or COMPLETED
   1  a DSL is invalid (nothing is written)
-  2  the command cannot run as asked: a bad option, an unreadable file, a malformed catalog, an output directory
-     that cannot be written, a missing library, a scheduler command that failed
+  2  the command cannot run as asked: a bad option, an unreadable file, a malformed catalog or site profile, an
+     output directory that cannot be written, a missing library, a scheduler command that failed
   3  --check: a file would change; --require-tracked: a script was written or is not tracked by git
   4  a job ended in a state other than COMPLETED, or --wait-timeout ran out while it was queued or running"""
 STDOUT = "-"     # -o -: the job script goes to standard output, nothing is written
+SITE_ENV = "MODAK_SITE"          # the site profile when --site names none
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # the collection's root
 GIT_TIMEOUT = 60
 
@@ -65,12 +68,15 @@ def _parser():
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--format", choices=("text", "json"), default="text",
                         help="output format (default: text)")
+    site_help = "site profile: the site's defaults and fabric presets (default: $%s)" % SITE_ENV
+    common.add_argument("--site", metavar="FILE", default=argparse.SUPPRESS, help=site_help)
     parser = argparse.ArgumentParser(
         prog="modak", description="Validate MODAK optimisation DSLs, write their job scripts and container recipes, "
                                   "submit and follow the jobs.",
         epilog=EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version="modak %s" % version(),
                         help="print the collection's version and exit")
+    parser.add_argument("--site", metavar="FILE", help=site_help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
 
@@ -80,6 +86,8 @@ def _parser():
 
     validate = command("validate", "check DSL files and list every problem")
     validate.add_argument("files", nargs="+", metavar="FILE", help="a DSL document (YAML or JSON)")
+    validate.add_argument("--show", action="store_true",
+                          help="print each valid file's canonical document, laid over the site profile")
     optimise = command("optimise", "choose the image and write each DSL's job script into DIR")
     optimise.add_argument("files", nargs="+", metavar="FILE", help="a DSL document (YAML or JSON)")
     optimise.add_argument("-o", "--output-dir", required=True, metavar="DIR",
@@ -126,10 +134,21 @@ def _load(path):
         raise UsageError("cannot read %s: %s" % (path, exc.strerror or exc))
 
 
-def _check(path):
-    """(its JobRequest or None, problems) of one file, parsed once."""
+def _site(args):
+    """The Site of --site, else of $MODAK_SITE, else None; UsageError for a profile that cannot be used."""
+    path = getattr(args, "site", None) or os.environ.get(SITE_ENV) or None
+    if path is None:
+        return None
     try:
-        return dsl.parse(_load(path)), []
+        return site_profile.load_file(path)
+    except (IOError, OSError) as exc:
+        raise UsageError("cannot read the site profile %s: %s" % (path, exc.strerror or exc))
+
+
+def _check(path, site=None):
+    """(its JobRequest or None, problems) of one file laid over the Site ``site``, parsed once."""
+    try:
+        return dsl.parse(_load(path), site), []
     except DslInvalid as exc:
         return None, exc.problems
 
@@ -140,12 +159,18 @@ def _problem_lines(path, problems):
 
 
 def cmd_validate(args):
-    report, lines = [], []
+    report, lines, site = [], [], _site(args)
     for path in args.files:
-        _doc, problems = _check(path)
+        try:
+            document, problems = dsl.canonical(_load(path), site)
+        except DslInvalid as exc:
+            document, problems = None, exc.problems
         report.append({"file": path, "valid": not problems, "problems": [p.as_dict() for p in problems]})
         lines.append("%s: %s" % (path, "valid" if not problems else "invalid, %d problem(s)" % len(problems)))
         lines.extend("  " + line for line in _problem_lines(path, problems))
+        if args.show and not problems:
+            report[-1]["document"] = document
+            lines.extend("  " + line for line in dsl.yaml.safe_dump(document, sort_keys=False).splitlines())
     status = INVALID if any(not r["valid"] for r in report) else OK
     return status, {"command": "validate", "valid": status == OK, "files": report}, lines
 
@@ -195,13 +220,14 @@ def _place(path, text, check):
         raise UsageError("cannot write %s: %s" % (path, exc))
 
 
-def _dsl_script(path, output_dir, catalog):
-    """modak submit of a DSL: its job script written into ``output_dir``; (the script's path, its scheduler)."""
-    request, problems = _check(path)
+def _dsl_script(args):
+    """modak submit of the DSL ``args.file`` (laid over the site profile): its job script written into
+    ``args.output_dir``; (the script's path, its scheduler)."""
+    request, problems = _check(args.file, _site(args))
     if problems:
         raise DslInvalid(problems)
-    result = pipeline.optimise_request(request, _catalog(catalog))
-    target = _target(output_dir, result.script.filename)
+    result = pipeline.optimise_request(request, _catalog(args.catalog))
+    target = _target(args.output_dir, result.script.filename)
     _place(target, result.script.text, False)
     return target, result.script.scheduler
 
@@ -209,9 +235,9 @@ def _dsl_script(path, output_dir, catalog):
 def cmd_optimise(args):
     if args.output_dir == STDOUT and (len(args.files) != 1 or args.check or args.require_tracked):
         raise UsageError("-o - prints one job script: give one FILE, without --check or --require-tracked")
-    requests, bad = [], []
+    requests, bad, site = [], [], _site(args)
     for path in args.files:                       # validate everything before writing anything
-        request, problems = _check(path)
+        request, problems = _check(path, site)
         if problems:
             bad.append((path, problems))
         requests.append((path, request))
@@ -309,7 +335,7 @@ def _tracked(path):
 
 def cmd_recipe(args):
     from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate, spec
-    request, problems = _check(args.file)
+    request, problems = _check(args.file, _site(args))
     if problems:
         return _invalid("recipe", [], [(args.file, problems)])
     formats = tuple(sorted(set(args.recipe_format), key=generate.FORMATS.index)) if args.recipe_format \
@@ -383,8 +409,12 @@ def main(argv=None, stdout=None, stderr=None):
         return status
     except (UsageError, ModakError) as exc:   # and any core error a command did not place
         if fmt == "json":
-            stdout.write(json.dumps({"command": args.command, "error": str(exc)}, sort_keys=True, indent=2) + "\n")
-        stderr.write("modak %s: %s\n" % (args.command, printable(exc)))
+            out = {"command": args.command, "error": str(exc)}
+            if isinstance(exc, SiteInvalid):
+                out.update(site=exc.source, site_problems=[p.as_dict() for p in exc.problems])
+            stdout.write(json.dumps(out, sort_keys=True, indent=2) + "\n")
+        said = [str(exc)] if not isinstance(exc, SiteInvalid) else str(exc).splitlines()   # a problem a line
+        stderr.write("".join("modak %s: %s\n" % (args.command, printable(line)) for line in said))
         return USAGE
     _write(stdout, stderr, fmt, report, lines)
     return status

@@ -55,8 +55,8 @@ def _wait_options(parser):
 
 
 def add_commands(command, dsl_script):
-    """The job commands, on the parser factory ``command(name, help)`` of cli.py; ``dsl_script(path, output_dir,
-    catalog)`` writes a DSL's job script and returns (its path, its scheduler)."""
+    """The job commands, on the parser factory ``command(name, help)`` of cli.py; ``dsl_script(args)`` writes the
+    DSL ``args.file``'s job script and returns (its path, its scheduler)."""
     submit = command("submit", "submit a job script (or optimise a DSL, then submit its script) and print the job id")
     submit.add_argument("file", metavar="FILE",
                         help="a job script, or a DSL document (%s) whose job script is written first"
@@ -147,7 +147,7 @@ def _script(args):
     ``args.dsl_script`` (cli.py's optimise, set as the submit parser's default)."""
     if not args.file.endswith(DSL_SUFFIXES):
         return args.file, args.scheduler
-    target, scheduler = args.dsl_script(args.file, args.output_dir, args.catalog)
+    target, scheduler = args.dsl_script(args)
     return target, args.scheduler or scheduler
 
 

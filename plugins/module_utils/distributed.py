@@ -32,16 +32,14 @@ HOST_VARS = ("MASTER_ADDR", "MASTER_PORT")
 RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE")
 # what the launchers set for each rank or node (torchrun's too): never from application.environment
 RENDEZVOUS_NAMES = HOST_VARS + RANK_VARS + ("LOCAL_WORLD_SIZE", "GROUP_RANK", "NODE_RANK")
-# fixed text: the task's own Slurm variables, then the rest of the line ("$@": the container and the program)
-# a port per job (two jobs sharing a first node do not collide), in the range torchrun uses by default
-# the first free one from there on the first node, where the rendezvous listens: another job sharing that node may
-# hold the port (its id 1000 apart, or another cluster's job)
-MASTER_PORT_LINES = ("MASTER_PORT=$((29500 + SLURM_JOB_ID % 1000))",
-                     'while [ "$MASTER_PORT" -lt 30999 ] && (: <"/dev/tcp/127.0.0.1/$MASTER_PORT") 2>/dev/null; do',
-                     "  MASTER_PORT=$((MASTER_PORT + 1))",
-                     "done",
-                     "export MASTER_PORT")
-MASTER_ADDR_LINE = 'MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"'
+# a port per job (two jobs sharing a first node do not collide), in the range torchrun uses by default: the first
+# free one from there on the first node, where the script runs and the rendezvous listens (another job sharing that
+# node may hold the port: its number 1000 apart, or another cluster's job)
+PORT_LINES = ("MASTER_PORT=$((29500 + {job} % 1000))",
+              'while [ "$MASTER_PORT" -lt 30999 ] && (: <"/dev/tcp/127.0.0.1/$MASTER_PORT") 2>/dev/null; do',
+              "  MASTER_PORT=$((MASTER_PORT + 1))",
+              "done",
+              "export MASTER_PORT")
 # job names in which Lightning ignores Slurm (its interactive mode; lightning/fabric/plugins/environments/slurm.py)
 LIGHTNING_IGNORES = frozenset(("interactive", "bash"))
 PYTHON = re.compile(r"^(.*/)?python[0-9.]*\Z")      # a program run by a Python: its launcher is that Python's
@@ -151,16 +149,19 @@ def _training_problems(job, opt):
                               "remove processes_per_node (it follows request_gpus) or make them equal"))
     ppn = ppn or gpus or 1
     steps = schedulers.capable(scheduler, schedulers.SRUN_STEPS)
+    node_steps = schedulers.capable(scheduler, schedulers.NODE_STEPS)
     if launch in launchers.PER_RANK and not steps:
         out.append(DslProblem(where, "%s needs Slurm (one srun task per rank); the scheduler is %s"
-                              % (launch, scheduler), launch, "use auto, torchrun or accelerate"))
+                              % (launch, scheduler), launch, "use auto, or a launcher per node: %s"
+                              % ", ".join(launchers.PER_NODE)))
     if launch == "lightning" and str(options.get("job_name")) in LIGHTNING_IGNORES:
         out.append(DslProblem(OPTIONS + ".job_name", "makes Lightning ignore Slurm (its interactive mode): every rank "
                               "would train alone", options["job_name"], "choose another job name"))
-    if nodes > 1 and not steps:
-        out.append(DslProblem(OPTIONS + ".node_count", "distributed training across %d nodes is launched with "
-                              "Slurm's srun only; %s starts no process on the other nodes" % (nodes, scheduler),
-                              nodes, "use job_scheduler_type: slurm, or one node (torchrun --standalone)"))
+    if nodes > 1 and not node_steps:
+        out.append(DslProblem(OPTIONS + ".node_count", "distributed training across %d nodes needs a scheduler that "
+                              "starts a process on each node (Slurm's srun, PBS Pro's mpiexec); %s starts none on the "
+                              "other nodes" % (nodes, scheduler),
+                              nodes, "use job_scheduler_type: slurm or pbspro, or one node"))
     per_task = 1 if launch in launchers.PER_NODE or not steps else ppn
     if "process_count_per_node" in options and _int(options["process_count_per_node"]) != per_task:
         out.append(DslProblem(OPTIONS + ".process_count_per_node", "disagrees with distributed training, which "
@@ -200,12 +201,15 @@ def plan(req, settings):
     ppn = wanted.processes_per_node or settings.gpus or 1
     launch = wanted.launch
     steps = schedulers.capable(req.target.scheduler, schedulers.SRUN_STEPS)
+    # the scheduler starts a per-node launcher on every node: Slurm always, PBS Pro's mpiexec across nodes (on one
+    # node the script starts it)
+    stepped = steps or (nodes > 1 and schedulers.capable(req.target.scheduler, schedulers.NODE_STEPS))
     if launch == "auto":
-        launch = "srun" if steps else "standalone"
-    elif launch == "torchrun" and not steps:
+        launch = "srun" if steps else "torchrun" if stepped else "standalone"
+    if launch == "torchrun" and not stepped:
         launch = "standalone"
     dist = DistributedPlan(launch=launch, backend=backend_of(wanted.backend, settings.gpu_vendor), nodes=nodes,
-                           processes_per_node=ppn, via_srun=steps)
+                           processes_per_node=ppn, stepped=stepped)
     threads = settings.threads
     env = tuple((k, v) for k, v in settings.env if k != BACKEND_VAR) + ((BACKEND_VAR, dist.backend),)
     # threads the DSL leaves open: the CPUs of each rank at run time, ppn ranks on a node (one task each with srun)
@@ -221,26 +225,39 @@ def plan(req, settings):
                                    cpus_per_task=req.options.cpus_per_task or threads, **common)
     rank_cpus = req.options.cpus_per_task or threads
     return dataclasses.replace(settings, tasks_per_node=1, ranks=nodes, cpus_per_task=ppn * rank_cpus,
-                               launcher="srun" if launch in launchers.PER_NODE and steps else "none", **common)
+                               launcher="none", **common)
 
 
 def _describe(launch):
     return {"srun": "one srun task per rank", "lightning": "one srun task per rank, read by Lightning",
-            "torchrun": "one torchrun per node (srun)",
+            "torchrun": "one torchrun per node",
             "standalone": "torchrun --standalone on one node",
-            "accelerate": "one accelerate launch per node"}[launch]
+            "accelerate": "one accelerate launch per node",
+            "deepspeed": "one deepspeed launcher per node"}[launch]
 
 
-def setup_lines(dist):
-    """Lines of the batch script before the launch: the rendezvous address and port (Slurm only)."""
-    if dist.launch == "standalone" or not dist.via_srun:
-        return []
+def setup_lines(dist, scheduler):
+    """Lines of the batch script before the launch: the rendezvous address and port, read from the allocation by
+    the scheduler's words (a launcher that sets no rendezvous of its own on one node needs none)."""
+    if not dist.stepped:
+        return launchers.get(dist.launch).single_node_lines(dist, scheduler) if dist.launch in launchers.BY_NAME \
+            else []
+    own = launchers.get(dist.launch).node_lines(dist, scheduler) if dist.launch in launchers.BY_NAME else []
     return ["# distributed training: rendezvous on the first node of the allocation",
-            MASTER_ADDR_LINE, "export MASTER_ADDR"] + list(MASTER_PORT_LINES)
+            'MASTER_ADDR="%s"' % scheduler.first_node_expr, "export MASTER_ADDR"] + port_lines(scheduler) + own
 
 
-def run_words(settings, argv, wrap):
+def port_lines(scheduler):
+    """MASTER_PORT from the job's number: the first free port from 29500 + the number modulo 1000."""
+    job = scheduler.job_number_expr
+    job = job[1:] if re.match(r"^\$[A-Za-z_][A-Za-z0-9_]*\Z", job) else job    # a variable's name in $(( ))
+    return [line.format(job=job) if "{job}" in line else line for line in PORT_LINES]
+
+
+def run_words(settings, argv, wrap, scheduler):
     """The launch line of the training: its launcher's (``wrap(argv, host_env)`` puts the program into the
-    container, passing ``host_env``, variable names set on the host, through)."""
+    container, passing ``host_env``, variable names set on the host, through; ``scheduler`` the class whose
+    tasks start it on each node)."""
     launch = settings.distributed.launch
-    return launchers.get("torchrun" if launch == "standalone" else launch).training_words(settings, argv, wrap)
+    return launchers.get("torchrun" if launch == "standalone" else launch).training_words(settings, argv, wrap,
+                                                                                          scheduler)

@@ -76,6 +76,18 @@ class DslInvalid(ModakError):
         super(DslInvalid, self).__init__("\n".join(lines))
 
 
+class SiteInvalid(ModakError):
+    """A site profile has problems; ``source`` names the file (or the option that gave it), ``problems`` lists
+    every problem at its field in the profile."""
+
+    def __init__(self, source, problems):
+        self.source = source
+        self.problems = list(problems)
+        lines = ["the site profile %s has %d problem(s):" % (source, len(self.problems))]
+        lines.extend("  - %s: %s" % (source, p) for p in self.problems)
+        super(SiteInvalid, self).__init__("\n".join(lines))
+
+
 class CatalogError(ModakError):
     """The image catalog cannot be read or is malformed."""
 

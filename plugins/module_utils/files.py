@@ -110,7 +110,8 @@ def _open_file(dir_fd, name):
     """A read descriptor of the regular file ``name`` in ``dir_fd`` and its fstat, opened without following a link
     and without blocking (a FIFO); (None, None) when there is no regular file there."""
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0),
+                     dir_fd=dir_fd)
     except OSError:
         return None, None
     info = os.fstat(fd)
@@ -118,6 +119,20 @@ def _open_file(dir_fd, name):
         os.close(fd)
         return None, None
     return fd, info
+
+
+def open_regular(path):
+    """(a read descriptor, its fstat) of the regular file ``path``, its directories opened one component at a time
+    as ``open_directory`` opens them and the file without following a link or blocking; (None, None) when there is
+    no regular file there. For a file that another user (a job) writes, read by someone else."""
+    directory, name = os.path.split(os.path.abspath(path))
+    dir_fd = open_directory(directory)
+    if dir_fd is None:
+        return None, None
+    try:
+        return _open_file(dir_fd, name)
+    finally:
+        os.close(dir_fd)
 
 
 def _read_fd(fd):
@@ -211,6 +226,40 @@ def place_copy(directory, name, source, check_mode=False):
         return CHANGED
     finally:
         os.close(dir_fd)
+
+
+def place_from(directory, name, source, mode, check_mode=False):
+    """Put a copy of the file ``source`` as ``name`` with ``mode`` into ``directory``, as ``place`` puts a file;
+    CHANGED, or None when nothing is at ``source``. ``source`` is a file that another user (a job) controls: it is
+    opened once as ``open_regular`` opens it (its directories one component at a time, a link followed only where
+    no other user can have put it; the file without following a link) and copied from that descriptor; anything
+    else than a regular file reached so is refused (OutputError)."""
+    check_filename(name)
+    src_dir, src_name = os.path.split(os.path.abspath(source))
+    src_dir_fd = open_directory(src_dir)
+    if src_dir_fd is None or _kind(src_dir_fd, src_name) is None:
+        if src_dir_fd is not None:
+            os.close(src_dir_fd)
+        return None
+    try:
+        fd, _info = _open_file(src_dir_fd, src_name)
+    finally:
+        os.close(src_dir_fd)
+    if fd is None:
+        raise OutputError("%s is not a regular file (a link or a special file): it is not copied" % source)
+    try:
+        dir_fd, path = _opened(directory, name, check_mode)
+        if dir_fd is None:
+            return CHANGED
+        try:
+            if not check_mode:
+                _replace(dir_fd, name, path,
+                         lambda tmp: _write_new(dir_fd, tmp, mode, iter(lambda: os.read(fd, 1 << 20), b"")))
+            return CHANGED
+        finally:
+            os.close(dir_fd)
+    finally:
+        os.close(fd)
 
 
 def _write_new(dir_fd, tmp, mode, chunks):

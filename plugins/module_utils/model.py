@@ -63,6 +63,7 @@ class Application:
     mpi_ranks: int = 1
     threads: int = 1
     threads_given: bool = True   # False: no threads in the DSL; each rank gets its CPUs at run time
+    threads_unset: bool = False  # threads: unset: no OMP_NUM_THREADS, as the launcher and the framework leave it
     minimal_efficiency: Optional[float] = None
     build: Optional[Build] = None
     environment: Tuple[Tuple[str, str], ...] = ()
@@ -233,12 +234,12 @@ class Choice:
 @dataclass(frozen=True)
 class DistributedPlan:
     """How the ranks of a data-parallel training start (settings.plan -> distributed.plan)."""
-    launch: str              # srun (one task per rank) | torchrun (one per node) | standalone (torchrun, one node)
-    #                          | accelerate (accelerate launch: one per node under Slurm's srun, else one node)
+    launch: str              # a launcher's name (launchers/registry.py), or standalone (torchrun --standalone)
     backend: str             # gloo | nccl
     nodes: int
     processes_per_node: int
-    via_srun: bool = True    # the per-node launcher runs in Slurm tasks (False: one node, started by the script)
+    stepped: bool = True     # the launcher runs in the scheduler's tasks on every node (Scheduler.step_words, the
+    #                          NODE_STEPS capability); False: one node, started by the script itself
 
     @property
     def world_size(self):

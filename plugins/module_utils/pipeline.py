@@ -10,13 +10,14 @@ from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslIn
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Result
 
 
-def optimise(document, catalog, records=None, host=None):
-    """Optimise one DSL document (already parsed into plain data) against an ImageCatalog.
+def optimise(document, catalog, records=None, host=None, site=None):
+    """Optimise one DSL document (already parsed into plain data, laid over the Site ``site``) against an
+    ImageCatalog.
 
     ``records`` (benchmark records) and ``host`` (the target's CPU facts) feed the performance model
     when the DSL states a tuning search space.
     """
-    return optimise_request(dsl.parse(document), catalog, records, host)   # 1. validate once, apply defaults
+    return optimise_request(dsl.parse(document, site), catalog, records, host)   # 1. site, validate once, defaults
 
 
 def optimise_request(request, catalog, records=None, host=None):

@@ -166,8 +166,8 @@ def render(req, choice, settings):
         body.extend(build_lines(app.build, wrap))
     program = list(app.argv) + list(settings.extra_args)
     if settings.distributed:
-        body.extend(distributed.setup_lines(settings.distributed))
-        run = backend.run_prefix(options) + distributed.run_words(settings, program, wrap)
+        body.extend(distributed.setup_lines(settings.distributed, backend))
+        run = backend.run_prefix(options) + distributed.run_words(settings, program, wrap, backend)
     else:
         body.extend(launchers.lines(settings, backend))
         run = backend.run_prefix(options) + launcher_words(settings, backend) + wrap(program, mpi=mpi_rank(settings))

@@ -226,7 +226,9 @@ APPLICATION = _obj({
                                        "a .sqsh path (container_engine: pyxis); "
                                        "a bare 'repo/name:tag' or 'name' is read as docker://..., '' as no container."),
     "mpi_ranks": _int("MPI ranks (processes) in total."),
-    "threads": _int("Threads per process (OMP_NUM_THREADS).", maximum=4096),
+    "threads": {"type": ["integer", "string"], "minimum": 1, "maximum": 4096, "pattern": "^unset$",
+                "description": "Threads per process (OMP_NUM_THREADS). Left out: each rank's CPUs at run time; 'unset': "
+                               "no OMP_NUM_THREADS, as the launcher and the framework leave it (torchrun: 1 per rank)."},
     "minimal_efficiency": {"type": "number", "exclusiveMinimum": 0, "maximum": 1,
                            "description": "Lowest acceptable parallel efficiency; caps ranks through the scaling model."},
     "storage_class_pref": _enum(STORAGE_CLASSES, "Preferred storage class."),
@@ -262,6 +264,9 @@ APPLICATION = _obj({
                                  "environment must have it); none: the program starts its own processes; auto: the "
                                  "scheduler's MPI launcher (srun under Slurm, mpirun elsewhere), for a training srun "
                                  "under Slurm and torchrun --standalone on one node elsewhere.", default="auto"),
+    "fabric": _s(NAME, "A fabric preset of the site profile (its fabric section; modak --site, the modules' site "
+                       "option): its variables are exported as application.environment and environment_expanded "
+                       "are, and a variable this application sets itself wins over the preset's."),
     "mpi_library": _enum(MPI_LIBRARIES, "MPI library the program was built with, for a run without an image "
                                         "that says it (srun names its PMI: Open MPI pmix, MPICH pmi2)."),
     "pre-execution": dict(SHELL_LINES, description="Shell lines run as given (user shell, like a batch script "
@@ -419,6 +424,42 @@ SCHEMA = {
 }
 
 
+SITE_SCHEMA_ID = "https://sodalite.eu/modak/site.schema.json"
+# the site profile's sections: defaults of the DSL's site fields (job.<section>), and the fabric presets
+SITE_TARGET_FIELDS = tuple(k for k in TARGET["properties"] if k != "queue_type")   # the canonical names only
+SITE_APPLICATION_FIELDS = ("launcher", "fabric")
+FABRIC_PRESET = _obj({
+    "description": _s(ONE_LINE, "What the preset is for, and where its values come from.", max_length=1024),
+    "environment": dict(APPLICATION["properties"]["environment"],
+                        description="Variables exported for the run, as application.environment's are."),
+    "environment_expanded": dict(APPLICATION["properties"]["environment_expanded"],
+                                 description="Variables expanded when the job runs, as application."
+                                             "environment_expanded's are (one word each)."),
+}, title="fabric preset")
+
+SITE_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": SITE_SCHEMA_ID,
+    "title": "modak site profile",
+    "description": "One site's defaults for the DSL's site fields (a DSL's own values win, field by field: mappings "
+                   "merged, lists and scalars replaced) and its fabric presets (application.fabric names one).",
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "description": _s(ONE_LINE, "What site this profile describes.", max_length=1024),
+        "target": _obj({k: TARGET["properties"][k] for k in SITE_TARGET_FIELDS}, title="target",
+                       description="Defaults of job.target."),
+        "job_options": dict(JOB_OPTIONS, description="Defaults of job.job_options."),
+        "application": _obj({k: APPLICATION["properties"][k] for k in SITE_APPLICATION_FIELDS},
+                            title="application", description="Defaults of job.application."),
+        "fabric": {"type": "object", "maxProperties": 64, "propertyNames": {"pattern": NAME, "maxLength": 64},
+                   "additionalProperties": FABRIC_PRESET,
+                   "description": "Fabric presets by name: the variables a network fabric needs (NCCL, libfabric, "
+                                  "UCX...), chosen by a DSL's application.fabric."},
+    },
+}
+
+
 def _bound_patterns(node):
     """Give every pattern-checked string without a maxLength the default bound (validation stays linear)."""
     if isinstance(node, dict):
@@ -432,6 +473,7 @@ def _bound_patterns(node):
 
 
 _bound_patterns(SCHEMA)
+_bound_patterns(SITE_SCHEMA)
 
 
 _PATTERNS = {}

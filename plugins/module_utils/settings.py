@@ -155,8 +155,8 @@ def plan(req, choice, advice=None):
         vendor = "nvidia"
         notes.append("request_gpus without opt_build.acc_type: assuming NVIDIA GPUs (--nv)")
 
-    env = [("OMP_NUM_THREADS", thread_count(req, threads, advice, tpn or int(math.ceil(ranks / float(nodes or 1))),
-                                            ranks))]
+    env = [] if app.threads_unset and not advice else [
+        ("OMP_NUM_THREADS", thread_count(req, threads, advice, tpn or int(math.ceil(ranks / float(nodes or 1))), ranks))]
     if threads > 1 or (opt and opt.omp_affinity):
         bind = opt.omp_affinity if opt and opt.omp_affinity else "close"
         env.extend([("OMP_PLACES", "cores"), ("OMP_PROC_BIND", bind)])

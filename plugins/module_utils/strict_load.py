@@ -43,6 +43,7 @@ class Limits:
 # a DSL document is small; a catalog of 10,000 images of seven attributes is about 1.6 MiB of YAML (and takes
 # seconds to read and check: the cap keeps a hostile file from taking minutes)
 DSL = Limits("a DSL document", 1024 * 1024, 32, 20000)
+SITE = Limits("a site profile", 1024 * 1024, 32, 20000)
 CATALOG = Limits("a catalog", 2 * 1024 * 1024, 32, 400000)
 
 DUPLICATE = "is given more than once in the same mapping"

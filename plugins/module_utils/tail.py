@@ -4,17 +4,20 @@
 """The last lines of a file that is still being written (a job's output, a build log), read safely.
 
 Safely: only a regular file is read, opened without following a link (a link to a file the job could not read,
-or a FIFO or a device put at the path, never blocks, floods or leaks to the
-caller), at most ``MAX_BYTES`` from its end, decoded leniently, with control characters (terminal escape
-sequences included) shown as ``?`` and every line cut to ``MAX_LINE`` characters, so that what is shown on the
-user's terminal is plain text of bounded size whatever the file holds.
+or a FIFO or a device put at the path, never blocks, floods or leaks to the caller), its directories one
+component at a time (``files.open_regular``: a job that turns a directory of the path into a link shows nothing of
+the linked file to a reader who is not the job's user), at most ``MAX_BYTES`` from its end, decoded leniently,
+with control characters (terminal escape sequences included) shown as ``?`` and every line cut to ``MAX_LINE``
+characters, so that what is shown on the user's terminal is plain text of bounded size whatever the file holds.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 import unicodedata
+
+from ansible_collections.sodalite.modak.plugins.module_utils import files
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
 
 MAX_BYTES = 4096
 MAX_LINE = 200
@@ -29,13 +32,12 @@ def _read(path, offset, size):
     """(bytes of the regular file ``path`` from ``offset`` (from the end when negative), at most ``size``, the
     offset they start at); (None, offset) when it cannot be read."""
     try:
-        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_NOCTTY", 0))
-    except OSError:
+        handle, info = files.open_regular(path)
+    except (OSError, OutputError):
+        return None, offset
+    if handle is None:
         return None, offset
     try:
-        info = os.fstat(handle)
-        if not stat.S_ISREG(info.st_mode):
-            return None, offset
         start = max(0, info.st_size + offset) if offset < 0 else min(offset, info.st_size)
         os.lseek(handle, start, os.SEEK_SET)
         return os.read(handle, size), start

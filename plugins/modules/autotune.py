@@ -115,6 +115,8 @@ requirements:
   - jsonschema >= 4
   - numpy
   - scikit-learn
+extends_documentation_fragment:
+  - sodalite.modak.site
 author:
   - modak developers (@sodalite-modak)
 """
@@ -231,7 +233,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, site_profile
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import predictor, search, store, tune, workload
 
@@ -239,7 +241,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.perf import predict
 def run(module):
     params = module.params
     document = params["dsl"] if params["dsl"] is not None else dsl.load_file(params["dsl_file"])
-    request = dsl.parse(document)
+    request = dsl.parse(document, site_profile.of_task(params))
     if request.opt is None or not (request.opt.enable_autotuning or params["force"]):
         module.fail_json(msg="the DSL does not set optimisation.enable_autotuning: true (use force to tune anyway)")
     if not request.opt.tuning:
@@ -287,9 +289,10 @@ def main():
             image=dict(type="str"),
             repeats=dict(type="int", default=3),
             confirm=dict(type="int", default=4),
+            **site_profile.TASK_OPTIONS
         ),
         required_one_of=[("dsl", "dsl_file")],
-        mutually_exclusive=[("dsl", "dsl_file")],
+        mutually_exclusive=[("dsl", "dsl_file")] + site_profile.TASK_EXCLUSIVE,
         supports_check_mode=True,
     )
     require(module, *dsl_libraries() + (("scikit-learn", not predictor.HAS_SKLEARN, str(predictor.IMPORT_ERROR)),))

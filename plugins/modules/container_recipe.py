@@ -82,6 +82,8 @@ requirements:
   - On the controller, PyYAML, jsonschema >= 4 and archspec.
   - On the managed host, Python only; with O(wheels) also jsonschema and archspec (the action plugin hands the module
     the recipe specification, derived on the controller).
+extends_documentation_fragment:
+  - sodalite.modak.site
 author:
   - modak developers (@sodalite-modak)
 """

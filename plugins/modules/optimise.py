@@ -147,6 +147,7 @@ requirements:
     scikit-learn.
 extends_documentation_fragment:
   - sodalite.modak.schedulers.names
+  - sodalite.modak.site
 author:
   - modak developers (@sodalite-modak)
 """
@@ -166,6 +167,24 @@ EXAMPLES = r"""
       - url: https://registry.example.org
         username: modak
         password: "{{ registry_password }}"
+
+- name: Optimise with the site's defaults and fabric presets from a site profile file on the controller
+  sodalite.modak.optimise:
+    dsl_file: examples/sites/slingshot-gpu-pytorch-ddp.yaml
+    site: examples/sites/slingshot-gpu.yaml
+    output_dir: out
+
+# inventory/group_vars/login.yml holds the profile once for the site's login nodes:
+#   modak_site:
+#     target: {job_scheduler_type: slurm, modules: [cudatoolkit], image_dir: /scratch/shared/modak/images}
+#     job_options: {account: m0000, partition: gpu}
+#     fabric:
+#       slingshot: {environment: {NCCL_SOCKET_IFNAME: "hsn0,hsn1,hsn2,hsn3", NCCL_CROSS_NIC: "1"}}
+- name: Optimise with the site profile of the inventory
+  sodalite.modak.optimise:
+    dsl_file: train.yaml
+    site_profile: "{{ modak_site }}"
+    output_dir: out
 
 - name: Show the chosen image and why
   ansible.builtin.debug:
@@ -336,7 +355,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.validation import check_type_path
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline, site_profile
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.tasks.optimise import (
     ARGUMENT_SPEC, JOB_SCRIPT_MODE, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, catalog_of, outcome, output_dir_of)
@@ -357,7 +376,7 @@ def run(module):
     images, catalog_warnings = catalog_of(params)
     if params["image_dir"]:
         document = dsl.with_target_default(document, "image_dir", params["image_dir"])
-    result = pipeline.optimise(document, images, records, host)
+    result = pipeline.optimise(document, images, records, host, site_profile.of_task(params))
     result.warnings[:0] = catalog_warnings
     directory = os.path.abspath(check_type_path(output_dir_of(params, result)))
     name = result.script.filename

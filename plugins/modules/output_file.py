@@ -10,7 +10,7 @@ __metaclass__ = type
 DOCUMENTATION = r"""
 ---
 module: output_file
-short_description: Place one file, given its content, into a directory of the managed host
+short_description: Place one file, given its content or a file of the host, into a directory of the managed host
 version_added: "0.2.0"
 description:
   - Writes O(content) as the file O(name) of O(output_dir) with the mode O(mode), atomically and only when the
@@ -24,6 +24,10 @@ description:
     followed. A directory, or a link to one, at the path is refused.
   - With C(--diff), the old file is read without following a link and without blocking on a FIFO; anything else
     than a regular file shows as a line that says so.
+  - With O(source) in place of O(content), the file is a copy of a file of the host that another user (a job) may
+    control, such as a job's output before M(ansible.builtin.fetch) takes it. O(source) is opened once, its
+    directories one component at a time (a link followed only where no other user can have put it) and the file
+    without following a link, and copied from that descriptor; anything else than a regular file reached so fails.
 options:
   output_dir:
     description:
@@ -36,9 +40,12 @@ options:
     type: str
     required: true
   content:
-    description: The file's text.
+    description: The file's text. Exactly one of O(content) and O(source) is given.
     type: str
-    required: true
+  source:
+    description:
+      - A file of the host to copy (see above). Nothing is placed when nothing is there (RV(placed) is C(missing)).
+    type: path
   mode:
     description: The file's permission bits, an octal string such as C("0755").
     type: str
@@ -74,7 +81,8 @@ path:
   type: str
   sample: /home/user/modak-jobs/job.sbatch
 placed:
-  description: C(same) (nothing to do), C(mode) (the content was the same, the mode was set) or C(changed) (written).
+  description: C(same) (nothing to do), C(mode) (the content was the same, the mode was set), C(changed) (written) or
+    C(missing) (nothing at O(source)).
   returned: always
   type: str
   sample: changed
@@ -90,7 +98,8 @@ from ansible_collections.sodalite.modak.plugins.module_utils.errors import Modak
 ARGUMENT_SPEC = dict(
     output_dir=dict(type="path", required=True),
     name=dict(type="str", required=True),
-    content=dict(type="str", required=True),
+    content=dict(type="str"),
+    source=dict(type="path"),
     mode=dict(type="str", default="0644"),
 )
 
@@ -103,6 +112,9 @@ def run(module):
         module.fail_json(msg="mode %r is not an octal number" % params["mode"])
     directory = os.path.abspath(params["output_dir"])
     path = os.path.join(directory, params["name"])
+    if params["source"] is not None:
+        placed = files.place_from(directory, params["name"], params["source"], mode & 0o7777, module.check_mode)
+        return dict(changed=placed is not None, path=path, placed=placed or "missing")
     before = files.read_for_diff(directory, params["name"]) if module._diff else None
     placed = files.place(directory, params["name"], params["content"], mode & 0o7777, module.check_mode)
     result = dict(changed=placed != files.SAME, path=path, placed=placed)
@@ -112,7 +124,8 @@ def run(module):
 
 
 def main():
-    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True,
+                           mutually_exclusive=[("content", "source")], required_one_of=[("content", "source")])
     try:
         result = run(module)
     except ModakError as exc:

@@ -47,6 +47,8 @@ def example_partitions():
     catalog = ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml"))
     names = set()
     for name in sorted(os.listdir(os.path.join(ROOT, "examples"))):
+        if not os.path.isfile(os.path.join(ROOT, "examples", name)):
+            continue                     # examples/sites/: site profiles and the DSLs that need them
         doc = dsl.load_file(os.path.join(ROOT, "examples", name))
         doc["job"].setdefault("target", {})["job_scheduler_type"] = "slurm"
         result = pipeline.optimise(doc, catalog)

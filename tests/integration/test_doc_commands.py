@@ -19,6 +19,7 @@ import sys
 import sysconfig
 
 import pytest
+import helpers
 from helpers import ROOT
 
 BIN = os.path.dirname(sys.executable)
@@ -45,6 +46,7 @@ WHERE = {
         "installed",
     "ansible-playbook sodalite.modak.optimise -e dsl_file=job.yaml": "installed",
     "cp -r ~/.ansible/collections/ansible_collections/sodalite/modak/examples .": "installed",
+    ".venv/bin/ansible-builder create -f extensions/ee/execution-environment.yml -c ee-context": "checkout",
     "bin/modak validate dsl/*.yaml": "checkout",
     "bin/modak optimise dsl/*.yaml -o jobs": "checkout",
     "bin/modak optimise --check dsl/*.yaml -o jobs": "checkout",
@@ -53,6 +55,8 @@ WHERE = {
     "id=$(bin/modak submit jobs/hello.sbatch)": ("tests/integration/slurm/test_cli_follow.py", "bin/modak submit"),
     'bin/modak status --wait "$id"': ("tests/integration/slurm/test_cli_follow.py", "bin/modak status --wait"),
     'bin/modak logs "$id"': ("tests/integration/slurm/test_cli_follow.py", "bin/modak logs"),
+    "bin/modak --site examples/sites/slingshot-gpu.yaml validate --show examples/sites/slingshot-gpu-pytorch-ddp.yaml":
+        "checkout",
     "python3 -m venv ~/.venvs/modak": "checkout",
     '~/.venvs/modak/bin/pip install "git+https://github.com/SODALITE-EU/modak@v0.2.0-dev0"': "checkout",
     "~/.venvs/modak/bin/modak --version": "checkout",
@@ -148,6 +152,7 @@ def _copy_tree(dest):
         else:
             shutil.copy2(source, os.path.join(dest, rel))
     os.symlink(os.path.join(ROOT, ".venv"), os.path.join(dest, ".venv"))
+    helpers.collection_link(dest)     # what `make` makes beside .venv
 
 
 def _git(cwd, *args):

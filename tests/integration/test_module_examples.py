@@ -18,6 +18,7 @@ import sys
 import galaxy_build
 import pytest
 import yaml
+import helpers
 from helpers import ROOT
 
 BIN = os.path.dirname(sys.executable)
@@ -89,6 +90,7 @@ def checkout(tmp_path_factory):
             os.symlink(os.readlink(source), dest / rel)
         else:
             shutil.copy2(source, dest / rel)
+    helpers.collection_link(str(dest))     # as `make` makes it
     _given(dest)
     return dest, dict(os.environ, ANSIBLE_CONFIG=str(dest / "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                       ANSIBLE_LOCALHOST_WARNING="False", PWD=str(dest))

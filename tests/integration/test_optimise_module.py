@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import ROOT
+from helpers import EXAMPLES, ROOT
 
 PLAYBOOK = os.path.join(ROOT, "tests", "integration", "playbooks", "optimise_task.yml")
 ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
@@ -128,7 +128,7 @@ def test_symlink_planted_in_output_dir_is_replaced_never_followed(tmp_path):
     assert (out / "resnet.pbs").read_text() == data["job_script_content"]
 
 
-@pytest.mark.parametrize("example", sorted(os.listdir(os.path.join(ROOT, "examples"))))
+@pytest.mark.parametrize("example", [os.path.basename(path) for path in EXAMPLES])
 def test_main_playbook_on_every_example(tmp_path, example):
     proc = play(tmp_path, playbook=os.path.join(ROOT, "playbooks", "optimise.yml"),
                 *["-e", "dsl_file=%s" % os.path.join(ROOT, "examples", example), "-e", "output_dir=%s" % tmp_path])

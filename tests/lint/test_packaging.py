@@ -101,8 +101,30 @@ def test_ansible_builder_reads_the_collections_dependencies(tmp_path):
     found = yaml.safe_load(done.stdout)
     python = [line for line in found["python"] if line.endswith("from collection sodalite.modak")]
     system = [line for line in found["system"] if line.endswith("from collection sodalite.modak")]
-    assert [name for name in ("jsonschema", "requests", "scikit-learn") if not any(name in p for p in python)] == []
+    assert [name for name in ("jsonschema", "requests", "archspec") if not any(name in p for p in python)] == []
+    # the performance model and the image build tools are the EE's own choice (docs/ee.md)
+    assert [p for p in python if any(name in p for name in ("numpy", "scipy", "scikit-learn", "matplotlib"))] == []
     assert any(line.startswith("openssh-client ") for line in system)
+    # podman and buildah only in bindep's build profile, which ansible-builder never selects (install-from-bindep
+    # runs bindep without a profile)
+    tools = [line for line in system if line.startswith(("podman", "buildah"))]
+    assert tools and all(line.split("]")[0].split("[")[1].split()[0] == "build" for line in tools), tools
+
+
+def test_the_sample_execution_environment_adds_the_optional_parts(tmp_path):
+    """ansible-builder create on extensions/ee/execution-environment.yml (docs/ee.md): the build context installs the
+    performance model's libraries as requirements-perf.txt pins them, and podman and buildah."""
+    done = subprocess.run([os.path.join(BIN, "ansible-builder"), "create", "-f",
+                           os.path.join(ROOT, "extensions", "ee", "execution-environment.yml"), "-c", str(tmp_path)],
+                          capture_output=True, text=True, check=False, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    python = (tmp_path / "_build" / "requirements.txt").read_text().split()
+    with open(os.path.join(ROOT, "requirements-perf.txt"), encoding="utf-8") as handle:
+        perf = [line.strip() for line in handle if line.strip() and not line.startswith(("#", "-r"))]
+    assert sorted(python) == sorted(perf)
+    system = (tmp_path / "_build" / "bindep.txt").read_text()
+    assert "podman [platform:rpm]" in system and "buildah [platform:rpm]" in system
+    assert "sodalite.modak" in (tmp_path / "_build" / "requirements.yml").read_text()
 
 
 def test_the_site_settings_example_names_the_optimised_job_roles_variables():

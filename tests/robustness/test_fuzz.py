@@ -23,7 +23,8 @@ from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec 
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry, submission
 
 CATALOG = ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml"))
-SEED_FILES = sorted([os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples"))] +
+SEED_FILES = sorted([os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples"))
+                     if os.path.isfile(os.path.join(ROOT, "examples", f))] +
                     [os.path.join(ROOT, "tests", "data", "original", f)
                      for f in os.listdir(os.path.join(ROOT, "tests", "data", "original")) if f.endswith(".json")])
 SEEDS = [dsl.load_file(p) for p in SEED_FILES]

@@ -114,10 +114,10 @@ def test_other_frameworks_are_refused():
     assert "written for PyTorch" in problems(doc)[CONFIG + ".distributed_training"]
 
 
-@pytest.mark.parametrize("scheduler", ["local", "none", "pbspro", "pbs", "torque", "gridengine", "sge"])
-def test_several_nodes_without_slurm_are_refused(scheduler):
+@pytest.mark.parametrize("scheduler", ["local", "none", "torque", "gridengine", "sge"])
+def test_several_nodes_where_the_scheduler_starts_no_step_are_refused(scheduler):
     found = problems(ddp_doc(nodes=2, scheduler=scheduler))
-    assert "launched with Slurm's srun only" in found["job.job_options.node_count"]
+    assert "starts none on the other nodes" in found["job.job_options.node_count"]
 
 
 def test_srun_launch_without_slurm_is_refused():
@@ -332,7 +332,10 @@ SHELLCHECK = shutil.which("shellcheck") or os.path.join(ROOT, ".venv", "bin", "s
 @pytest.mark.parametrize("engine", ["charliecloud", "apptainer", "podman", "bare"])
 @pytest.mark.parametrize("launch,scheduler,nodes", [("srun", "slurm", 2), ("torchrun", "slurm", 2),
                                                     ("accelerate", "slurm", 2), ("lightning", "slurm", 2),
-                                                    ("auto", "local", 1), ("auto", "pbspro", 1)])
+                                                    ("deepspeed", "slurm", 2), ("deepspeed", "local", 1),
+                                                    ("auto", "local", 1), ("auto", "pbspro", 1),
+                                                    ("torchrun", "pbspro", 2), ("accelerate", "pbspro", 2),
+                                                    ("deepspeed", "pbspro", 2)])
 def test_scripts_pass_bash_n_and_shellcheck(engine, launch, scheduler, nodes, catalog, tmp_path):
     doc = ddp_doc(nodes=nodes, scheduler=scheduler, engine="apptainer" if engine == "bare" else engine,
                   distributed_launch=launch)
@@ -413,8 +416,8 @@ def test_accelerate_on_one_node_without_slurm_uses_a_free_local_port():
     assert not any("MASTER_ADDR" in line for line in result.script.body)
 
 
-def test_accelerate_across_nodes_without_slurm_is_refused_by_path():
-    found = problems(ddp_doc(nodes=2, scheduler="pbspro", distributed_launch="accelerate"))
+def test_accelerate_across_nodes_without_a_node_step_is_refused_by_path():
+    found = problems(ddp_doc(nodes=2, scheduler="torque", distributed_launch="accelerate"))
     assert "job.job_options.node_count" in found
 
 

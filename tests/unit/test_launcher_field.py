@@ -77,8 +77,9 @@ def test_every_launcher_is_one_file_found_through_the_registry():
         launcher = registry.get(descriptor.name)
         assert launcher.name == descriptor.name
         assert type(launcher).__module__.endswith(".launchers." + descriptor.name)
-    assert registry.NAMES == ("auto", "srun", "mpirun", "mpiexec", "torchrun", "accelerate", "lightning", "none")
-    assert registry.PER_NODE == ("torchrun", "accelerate")
+    assert registry.NAMES == ("auto", "srun", "mpirun", "mpiexec", "torchrun", "accelerate", "lightning", "deepspeed",
+                              "none")
+    assert registry.PER_NODE == ("torchrun", "accelerate", "deepspeed")
 
 
 def test_lightning_is_srun_per_rank_with_the_program_as_it_is():

@@ -7,7 +7,7 @@ from test_render import lint
 
 from ansible_collections.sodalite.modak.plugins.module_utils import pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
-from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import charliecloud, registry
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
 IMAGE = Raw('"$IMAGE"')
@@ -56,10 +56,9 @@ def test_charliecloud_without_mpi_is_unchanged():
 
 def test_charliecloud_creates_mount_points_in_a_writable_image_directory():
     lines = registry.get("charliecloud").bind_lines(("/data:/in:ro", "/scratch"), None)
-    assert lines == [
+    assert lines == charliecloud.MOUNT_POINT_FUNCTION + [
         'if [ -d "$IMAGE" ] && [ -w "$IMAGE" ]; then  # ch-run cannot create mount points in a read-only image',
-        '  mkdir -p "$IMAGE"/in "$IMAGE"/scratch "$IMAGE$PWD"',
-        "fi"]
+        "  modak_mount_point /in", "  modak_mount_point /scratch", '  modak_mount_point "$PWD"', "fi"]
     assert registry.get("charliecloud").bind_lines((), "/w") == []
 
 

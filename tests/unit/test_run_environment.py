@@ -67,6 +67,23 @@ def test_threads_the_dsl_sets_are_kept(catalog):
     assert threads_line(result) == "3"
 
 
+@pytest.mark.parametrize("launch", ["srun", "torchrun", "accelerate", "deepspeed"])
+def test_threads_unset_leave_omp_num_threads_to_the_launcher(catalog, launch):
+    """threads: unset, as published launch scripts leave it: no OMP_NUM_THREADS anywhere in the script."""
+    doc = with_(with_(no_container(), CONFIG + ".distributed_launch", launch), "job.application.threads", "unset")
+    result = result_of(doc, catalog)
+    assert "OMP_NUM_THREADS" not in result.script.text
+    assert result.settings.distributed.world_size == 4
+
+
+@pytest.mark.parametrize("value", ["none", 0, "4", True])
+def test_threads_take_a_count_or_unset_only(value):
+    doc = with_(no_container(), "job.application.threads", value)
+    with pytest.raises(DslInvalid) as info:
+        dsl.parse(doc)
+    assert [p.path for p in info.value.problems] == ["job.application.threads"]
+
+
 def _evaluate(word, env):
     done = subprocess.run(["bash", "-c", "printf %s " + word], env=dict(env, PATH=os.environ["PATH"]),
                           capture_output=True, text=True, check=True)

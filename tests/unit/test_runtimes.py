@@ -11,7 +11,7 @@ from test_render import lint
 
 from ansible_collections.sodalite.modak.plugins.module_utils import pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
-from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, oci, registry
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, oci, registry, trust
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import quote as shell_quote
 
@@ -83,7 +83,7 @@ def test_charliecloud_fetch_lines_pull_convert_and_inject_nvidia():
         "MODAK_IMAGE_DIR=/shared/ch",
         'mkdir -p "$MODAK_IMAGE_DIR"',
         'IMAGE="$MODAK_IMAGE_DIR/pytorch_2.13-%s"' % names.digest(uri),
-    ] + names.trust_lines() + [
+    ] + trust.trust_lines() + [
         'if [ ! -d "$IMAGE" ]; then',
         '  ch-image pull %s && ch-convert -i ch-image -o dir %s "$IMAGE.part.$$" && '
         'ch-fromhost --nvidia "$IMAGE.part.$$" && mv -T "$IMAGE.part.$$" "$IMAGE"' % (ref, ref),
@@ -156,7 +156,9 @@ def test_charliecloud_values_stay_out_of_argv_and_literal():
     assert not any(value in str(word) for word in words for _name, value in env), words
     assert words[:4] == ["ch-run", "--env-no-expand", "--set-env", Raw('--set-env="$MODAK_ENV_FILE"')]
     assert runtime.env_lines(env) == [
-        'MODAK_ENV_FILE="$(mktemp "$PWD/.modak-env.XXXXXX")"', "trap 'rm -f \"$MODAK_ENV_FILE\"' EXIT",
+        'MODAK_ENV_FILE="$(mktemp "$PWD/.modak-env.XXXXXX")"', 'MODAK_EXIT_TRAP="$(trap -p EXIT)"',
+        'MODAK_EXIT_TRAP="$(eval "set -- $MODAK_EXIT_TRAP"; printf %s "${3:-}")"',
+        "trap 'MODAK_STATUS=$?; rm -f \"$MODAK_ENV_FILE\"; (exit \"$MODAK_STATUS\"); eval \"$MODAK_EXIT_TRAP\"' EXIT",
         'printf "%s=\'%s\'\\n" A "$A" B "$B" C "$C" >"$MODAK_ENV_FILE"']
 
 
@@ -293,7 +295,7 @@ def test_an_image_directory_with_its_own_sticky_tmp_is_run(tmp_path):
     (image / "tmp").chmod(0o1777)
     (image / "bin").mkdir()
     (image / "bin" / "sh").write_text("x")
-    script = "\n".join(names.trust_lines() + ["echo RUN"])
+    script = "\n".join(trust.trust_lines() + ["echo RUN"])
     done = subprocess.run(["bash", "-c", script], env=dict(os.environ, IMAGE=str(image)), capture_output=True,
                           text=True, check=False, timeout=30)
     assert done.returncode == 0 and "RUN" in done.stdout, done

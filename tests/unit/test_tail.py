@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
 import threading
+
+import pytest
 
 from ansible_collections.sodalite.modak.plugins.module_utils import tail
 
@@ -56,3 +62,32 @@ def test_a_link_is_not_followed(tmp_path):
     link.symlink_to(secret)
     assert tail.last_lines(str(link), 3) == []
     assert tail.last_lines(str(secret), 3) == ["root:$6$hash:19000::::::"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to read as someone else than the job's user")
+def test_a_directory_the_job_turns_into_a_link_is_not_followed():
+    """The job (another user, uid 1) turns the directory of its output, sub/, into a link to a directory of a file
+    only root may read: root's progress line and failure message show nothing of it (before: the file's lines)."""
+    base = tempfile.mkdtemp(prefix="modak-tail-", dir="/tmp")
+    try:
+        _turn_into_a_link(pathlib.Path(base))
+    finally:
+        shutil.rmtree(base)
+
+
+def _turn_into_a_link(tmp_path):
+    os.chmod(str(tmp_path), 0o755)
+    secret = tmp_path / "private"
+    secret.mkdir()
+    (secret / "job.out").write_text("root:$6$hash:19000::::::\n")
+    (secret / "job.out").chmod(0o600)
+    work = tmp_path / "work"
+    (work / "sub").mkdir(parents=True)
+    (work / "sub" / "job.out").write_text("step 1\n")
+    for path in (work, work / "sub", work / "sub" / "job.out"):
+        os.chown(str(path), 1, 1)
+    assert tail.last_lines(str(work / "sub" / "job.out")) == ["step 1"]
+    subprocess.run(["setpriv", "--reuid=1", "--regid=1", "--clear-groups", "sh", "-c",
+                    'rm -r "$0/sub" && ln -s "$1" "$0/sub"', str(work), str(secret)], check=True)
+    assert os.path.islink(str(work / "sub"))
+    assert tail.last_lines(str(work / "sub" / "job.out"), 3) == []

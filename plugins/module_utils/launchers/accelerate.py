@@ -1,21 +1,16 @@
 # -*- coding: utf-8 -*-
 # Copyright: modak developers
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""accelerate launch, one per node (as Hugging Face Accelerate's Slurm example writes it): one Slurm task per
-node, each running ``accelerate launch --multi_gpu`` with the static rendezvous at MASTER_ADDR:MASTER_PORT
-(``--multi_gpu`` picks Accelerate's torch.distributed launcher, on CPUs too, where the program gets gloo;
+"""accelerate launch, one per node (as Hugging Face Accelerate's Slurm example writes it): one task per node
+(the scheduler's step), each running ``accelerate launch --multi_gpu`` with the static rendezvous at
+MASTER_ADDR:MASTER_PORT (``--multi_gpu`` picks Accelerate's torch.distributed launcher, on CPUs too, where the program gets gloo;
 ``--cpu`` would start one process); on one node without Slurm, c10d on a free local port."""
 
 from __future__ import annotations
 
 from ansible_collections.sodalite.modak.plugins.module_utils.distributed import HOST_VARS, PYTHON
-from ansible_collections.sodalite.modak.plugins.module_utils.launchers.base import Launcher
-from ansible_collections.sodalite.modak.plugins.module_utils.launchers.srun import step_words
+from ansible_collections.sodalite.modak.plugins.module_utils.launchers.base import Launcher, node_wrapper
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
-
-# Accelerate needs each machine's rank: a fixed text each node's task runs inserts its own node id after the first
-# n words (the container and the launcher), before the program
-NODE_WRAPPER = 'n=$1; shift; exec "${@:1:n}" --machine_rank="$SLURM_NODEID" "${@:n+1}"'
 
 
 def accelerate_words(argv, dist):
@@ -29,7 +24,7 @@ def accelerate_words(argv, dist):
     else:
         runner, program = ["accelerate", "launch"], ["--no_python"] + argv
     opts = ["--multi_gpu", "--num_processes=%d" % dist.world_size, "--num_machines=%d" % dist.nodes]
-    if dist.via_srun:
+    if dist.stepped:
         # static rendezvous (Accelerate's default): machine 0, whose port Accelerate checks, hosts the store;
         # c10d lets any node whose name resolves to itself host it, and then machine 0's check fails
         opts += ["--rdzv_backend=static", Raw('--main_process_ip="$MASTER_ADDR"'),
@@ -42,10 +37,12 @@ def accelerate_words(argv, dist):
 class Accelerate(Launcher):
     name = "accelerate"
 
-    def training_words(self, settings, argv, wrap):
+    def training_words(self, settings, argv, wrap, scheduler):
         dist = settings.distributed
         launcher, program = accelerate_words(argv, dist)
-        inner = wrap(launcher + program, host_env=HOST_VARS if dist.via_srun else ())
-        if not dist.via_srun:
+        inner = wrap(launcher + program, host_env=HOST_VARS if dist.stepped else ())
+        if not dist.stepped:
             return inner
-        return step_words(settings) + ["bash", "-c", NODE_WRAPPER, "modak-node", str(len(inner) - len(program))] + inner
+        # Accelerate needs each machine's rank, read in the node's task
+        return scheduler.step_words(settings) + ["bash", "-c", node_wrapper("--machine_rank", scheduler), "modak-node",
+                                                 str(len(inner) - len(program))] + inner

@@ -22,7 +22,24 @@ class Launcher(object):
         del settings, scheduler
         return []
 
-    def training_words(self, settings, argv, wrap):
+    def training_words(self, settings, argv, wrap, scheduler):
         """The launch line of a distributed training (``settings.distributed``): ``wrap(argv, host_env)`` puts the
-        program into the container, passing ``host_env`` (variable names set on the host) through."""
+        program into the container, passing ``host_env`` (variable names set on the host) through; across nodes,
+        ``scheduler.step_words(settings)`` starts the tasks."""
         raise NotImplementedError
+
+    def node_lines(self, dist, scheduler):
+        """Lines a launch across the scheduler's tasks needs after the rendezvous (a host file)."""
+        del dist, scheduler
+        return []
+
+    def single_node_lines(self, dist, scheduler):
+        """Lines a launch on one node (no scheduler's tasks) needs first: none, or the port it listens on."""
+        del dist, scheduler
+        return []
+
+
+def node_wrapper(flag, scheduler):
+    """A fixed ``bash -c`` text each node's task runs: it inserts ``flag=<the node's index>`` (the scheduler's
+    variable, read in the task) after the first n words (the container and the launcher), before the program."""
+    return 'n=$1; shift; exec "${@:1:n}" %s="$%s" "${@:n+1}"' % (flag, scheduler.node_rank_var)

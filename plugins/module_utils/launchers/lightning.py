@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from ansible_collections.sodalite.modak.plugins.module_utils.distributed import HOST_VARS
 from ansible_collections.sodalite.modak.plugins.module_utils.launchers.base import Launcher
-from ansible_collections.sodalite.modak.plugins.module_utils.launchers.srun import step_words
 
 # what Lightning's SLURMEnvironment reads (lightning/fabric/plugins/environments/slurm.py)
 SLURM_VARS = ("SLURM_JOB_ID", "SLURM_JOB_NAME", "SLURM_NODELIST", "SLURM_NNODES", "SLURM_NTASKS",
@@ -23,5 +22,5 @@ SLURM_VARS = ("SLURM_JOB_ID", "SLURM_JOB_NAME", "SLURM_NODELIST", "SLURM_NNODES"
 class Lightning(Launcher):
     name = "lightning"
 
-    def training_words(self, settings, argv, wrap):
-        return step_words(settings) + wrap(argv, host_env=HOST_VARS + SLURM_VARS)
+    def training_words(self, settings, argv, wrap, scheduler):
+        return scheduler.step_words(settings) + wrap(argv, host_env=HOST_VARS + SLURM_VARS)

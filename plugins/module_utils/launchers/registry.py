@@ -34,6 +34,7 @@ LAUNCHERS = (
     Descriptor("torchrun", "torchrun, one per node", frozenset((TRAINING,)), True),
     Descriptor("accelerate", "accelerate launch, one per node", frozenset((TRAINING,)), True),
     Descriptor("lightning", "srun, one task per rank, read by Lightning", frozenset((TRAINING,)), False),
+    Descriptor("deepspeed", "deepspeed --no_ssh, one per node", frozenset((TRAINING,)), True),
 )
 BY_NAME = dict((d.name, d) for d in LAUNCHERS)
 # 'auto' (the scheduler's default, or the training's) and 'none' (the program starts its processes) are the DSL's
@@ -74,8 +75,13 @@ def _lightning():
     return Lightning()
 
 
+def _deepspeed():
+    from ansible_collections.sodalite.modak.plugins.module_utils.launchers.deepspeed import Deepspeed
+    return Deepspeed()
+
+
 _LOADERS = {"srun": _srun, "mpirun": _mpirun, "mpiexec": _mpiexec, "torchrun": _torchrun, "accelerate": _accelerate,
-            "lightning": _lightning}
+            "lightning": _lightning, "deepspeed": _deepspeed}
 _LOADED = {}
 
 

@@ -6,7 +6,7 @@ training (as NERSC, LUMI and the PyTorch Geometric guide write it): the batch sc
 MASTER_PORT, and a fixed ``bash -c`` wrapper sets RANK, LOCAL_RANK and WORLD_SIZE inside each task from
 SLURM_PROCID, SLURM_LOCALID and SLURM_NTASKS, then runs the container (one per rank, like an MPI rank). Slurm
 counts, binds and signals every rank, and the image needs no launcher of its own. The per-node launchers
-(torchrun, accelerate) start their one task per node with ``step_words``.
+(torchrun, accelerate, deepspeed) start their one task per node with the scheduler's ``step_words``.
 """
 
 from __future__ import annotations
@@ -15,15 +15,6 @@ from ansible_collections.sodalite.modak.plugins.module_utils.distributed import 
 from ansible_collections.sodalite.modak.plugins.module_utils.launchers.base import Launcher
 
 RANK_WRAPPER = 'export RANK="$SLURM_PROCID" LOCAL_RANK="$SLURM_LOCALID" WORLD_SIZE="$SLURM_NTASKS"; exec "$@"'
-
-
-def step_words(settings):
-    """srun with exactly the tasks the directives allocate."""
-    words = ["srun", "--nodes=%d" % settings.nodes, "--ntasks=%d" % settings.ranks,
-             "--ntasks-per-node=%d" % settings.tasks_per_node]
-    if settings.cpus_per_task > 1:
-        words.append("--cpus-per-task=%d" % settings.cpus_per_task)
-    return words + list(settings.launch_options)
 
 
 class Srun(Launcher):
@@ -38,5 +29,6 @@ class Srun(Launcher):
             words.append("--cpus-per-task=%d" % settings.cpus_per_task)
         return words + list(settings.launch_options)
 
-    def training_words(self, settings, argv, wrap):
-        return step_words(settings) + ["bash", "-c", RANK_WRAPPER, "modak-rank"] + wrap(argv, host_env=HOST_VARS + RANK_VARS)
+    def training_words(self, settings, argv, wrap, scheduler):
+        return scheduler.step_words(settings) + ["bash", "-c", RANK_WRAPPER, "modak-rank"] + \
+            wrap(argv, host_env=HOST_VARS + RANK_VARS)

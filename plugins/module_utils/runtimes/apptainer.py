@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from ansible_collections.sodalite.modak.plugins.module_utils import shell
-from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, staging
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, staging, trust
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
 
@@ -61,7 +61,7 @@ class Apptainer(object):
         return [
             "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
             'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri, self.image_suffix),
-        ] + names.trust_lines() + staging.missing_lines('[ -s "$IMAGE" ]', absent)
+        ] + trust.trust_lines() + staging.missing_lines('[ -s "$IMAGE" ]', absent)
 
     def stage_lines(self, uri, image_dir=None, gpu_vendor="none"):
         """Lines that pull the SIF file into the image directory once (the deployment runs them)."""
@@ -80,7 +80,7 @@ class Apptainer(object):
             "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
             'mkdir -p "$MODAK_IMAGE_DIR"',
             'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri, self.image_suffix),
-        ] + names.trust_lines() + [
+        ] + trust.trust_lines() + [
             'if [ ! -s "$IMAGE" ]; then',
             '  %s && mv -f "$IMAGE.part.$$" "$IMAGE"' % pull,
             "fi",

@@ -20,14 +20,15 @@ The job's variables never appear in ch-run's argv (which every user on the node 
 never expanded: the script writes them, from the variables it exported, with bash's builtin ``printf`` into a
 file only the user can read (``mktemp``: 0600) in the working directory (shared, so ch-run on every node reads
 it), as ``NAME='value'`` lines (ch-run strips the outer quotes), read with ``--env-no-expand``; the file is
-removed when the script ends. Podman passes them by name (``--env NAME``) and Apptainer inherits them.
+removed when the script ends (an EXIT trap of the site's ``target.setup`` runs too, after it). Podman passes them by
+name (``--env NAME``) and Apptainer inherits them.
 """
 
 from __future__ import annotations
 
 from ansible_collections.sodalite.modak.plugins.module_utils import shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem
-from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, oci, staging
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, oci, staging, trust
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes.apptainer import Apptainer
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
@@ -39,6 +40,19 @@ USER_LINE = 'export USER="${USER:-$(id -un)}"'
 # what an MPI rank in its own user namespace must not try (see the module's text)
 MPI_ENV = (("PMIX_MCA_gds", "hash"), ("OMPI_MCA_btl_vader_single_copy_mechanism", "none"),
            ("UCX_POSIX_USE_PROC_LINK", "n"))
+# makes the directories of the path $1 inside $IMAGE one at a time; stops at a link, '.' or '..' (left to ch-run)
+MOUNT_POINT_FUNCTION = [
+    "modak_mount_point() {",
+    '  local at="$IMAGE" part parts',
+    '  IFS=/ read -r -a parts <<<"$1"',
+    '  for part in "${parts[@]}"; do',
+    '    case "$part" in "" | .) continue ;; ..) return 0 ;; esac',
+    '    at="$at/$part"',
+    '    if [ -L "$at" ]; then return 0; fi',
+    '    if [ ! -d "$at" ]; then mkdir -- "$at" || return 0; fi',
+    "  done",
+    "}",
+]
 
 
 class Charliecloud(object):
@@ -67,7 +81,11 @@ class Charliecloud(object):
             return []
         pairs = " ".join('%s "$%s"' % (name, name) for name, _value in env)
         return ['MODAK_ENV_FILE="$(mktemp "$PWD/.modak-env.XXXXXX")"',
-                "trap 'rm -f \"$MODAK_ENV_FILE\"' EXIT",
+                # an EXIT trap of the site's (target.setup) runs too, after the file is removed, with the status
+                'MODAK_EXIT_TRAP="$(trap -p EXIT)"',
+                'MODAK_EXIT_TRAP="$(eval "set -- $MODAK_EXIT_TRAP"; printf %s "${3:-}")"',
+                "trap 'MODAK_STATUS=$?; rm -f \"$MODAK_ENV_FILE\"; (exit \"$MODAK_STATUS\"); "
+                "eval \"$MODAK_EXIT_TRAP\"' EXIT",
                 "printf \"%%s='%%s'\\n\" %s >\"$MODAK_ENV_FILE\"" % pairs]
 
     def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, mpi=None,
@@ -99,15 +117,18 @@ class Charliecloud(object):
         return words
 
     def bind_lines(self, binds=(), cwd=None):
-        """Create the binds' mount points (and $PWD's) in an image directory the job may write."""
-        points = ['"$IMAGE"' + shell.quote(oci.split_bind(bind)[1]) for bind in binds]
+        """Create the binds' mount points (and $PWD's) in an image directory the job may write, one directory at a
+        time and never through a link: an image's absolute link (/scratch -> /host/x) points outside it, where
+        ``mkdir -p`` would create directories on the host. The image is the user's (its trust check) or the DSL's
+        own path, so nobody else adds a link meanwhile."""
+        points = [shell.quote(oci.split_bind(bind)[1]) for bind in binds]
         if not cwd:
-            points.append('"$IMAGE$PWD"')
+            points.append('"$PWD"')
         if not points:
             return []
-        return ['if [ -d "$IMAGE" ] && [ -w "$IMAGE" ]; then  # ch-run cannot create mount points in a read-only image',
-                "  mkdir -p %s" % " ".join(points),
-                "fi"]
+        return MOUNT_POINT_FUNCTION + [
+            'if [ -d "$IMAGE" ] && [ -w "$IMAGE" ]; then  # ch-run cannot create mount points in a read-only image',
+        ] + ["  modak_mount_point %s" % point for point in points] + ["fi"]
 
     image_dir_expr = Apptainer.image_dir_expr
 
@@ -121,7 +142,7 @@ class Charliecloud(object):
             USER_LINE,
             "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
             'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri),
-        ] + names.trust_lines() + staging.missing_lines('[ -d "$IMAGE" ]', absent)
+        ] + trust.trust_lines() + staging.missing_lines('[ -d "$IMAGE" ]', absent)
 
     def stage_lines(self, uri, image_dir=None, gpu_vendor="none"):
         """Lines that pull and convert the image into the image directory once (the deployment runs them)."""
@@ -143,7 +164,7 @@ class Charliecloud(object):
             "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
             'mkdir -p "$MODAK_IMAGE_DIR"',
             'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri),
-        ] + names.trust_lines() + [
+        ] + trust.trust_lines() + [
             'if [ ! -d "$IMAGE" ]; then',
             "  %s" % " && ".join(shell.command(step) for step in steps if step),
             "fi",

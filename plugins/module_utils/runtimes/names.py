@@ -7,10 +7,8 @@ Two references never share a file: ``docker://a.example/x/pytorch:2.5`` and ``do
 have the same tail (``pytorch_2.5``) but different digests, so one DSL can never replace the image that
 jobs of another DSL run.
 
-A cached image is run only when it is the user's own: in an image directory others may write to, anybody can
-put a file under the predictable name, and what it holds would run as the job. ``trust_lines`` refuse a cached
-image that is a link, belongs to another user or that others may change (for an image directory: any file in
-it), before it is used; an image of someone else is run only when the DSL names its path itself.
+The name is predictable: in an image directory others may write to, anybody could put a file under it, so a
+cached image runs only when it passes the trust check of ``trust.py``.
 """
 
 from __future__ import annotations
@@ -40,23 +38,3 @@ def digest(uri):
 def cache_name(uri, suffix=""):
     """``docker://ethcscs/openmpi:3.1.3`` -> ``openmpi_3.1.3-<digest>`` + suffix (``.sif`` for SIF files)."""
     return "%s-%s%s" % (tail(uri), digest(uri), suffix)
-
-
-def trust_lines(variable="IMAGE"):
-    """Shell lines that stop the job when ``$variable`` exists but is not the user's own image (see above).
-
-    The image itself (the SIF file or the directory) must be the user's and writable by nobody else. Inside an
-    image directory every entry must be the user's, and written by others only where every image lets them:
-    sticky directories (its /tmp, /var/tmp) and group-writable system files of the image's own groups (Debian's
-    /var/mail, /var/log/wtmp); a world-writable file or directory is refused."""
-    var = '"$%s"' % variable
-    outside = 'find %s -maxdepth 0 \\( ! -uid "$(id -u)" -o -perm /022 \\) -print' % var
-    inside = ('find %s ! -type l \\( ! -uid "$(id -u)" -o \\( -perm /002 ! \\( -type d -perm -1000 \\) \\) \\) '
-              '-print -quit' % var)
-    return [
-        'if [ -L %s ] || { [ -e %s ] && [ -n "$(%s; %s)" ]; }; then' % (var, var, outside, inside),
-        '  echo "modak: $%s is not this user'"'"'s own image, or others may change it: not run (remove it, or use an '
-        'image directory of your own)" >&2' % variable,
-        "  exit 1",
-        "fi",
-    ]

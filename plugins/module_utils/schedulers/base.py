@@ -155,6 +155,21 @@ class Scheduler(object):
     node_cpus_total = False
     launch_options = {}          # the launch's own options (srun's), as allowed_options; none: refused
     launch_typed_options = {}
+    # a distributed training's rendezvous, read from the allocation when the job runs (shell text): the first
+    # node's name, a number of the job (the port follows it), the node count, the hosts one per line, and the
+    # variable holding a node's index in a process the node step started (the NODE_STEPS capability)
+    first_node_expr = None
+    job_number_expr = "$$"
+    node_count_expr = None
+    hosts_command = None
+    node_rank_var = None
+
+    @classmethod
+    def step_words(cls, settings):
+        """The words that start the job's tasks on the nodes of the allocation as the settings place them
+        (``settings.nodes`` x ``tasks_per_node``, each task holding ``cpus_per_task`` CPUs), exactly those the
+        directives allocate: a class with the NODE_STEPS capability says them."""
+        raise NotImplementedError("%s starts no process on the other nodes" % cls.name)
 
     def __init__(self, runner=None, chdir=None, script=None, job_name=None):
         self.runner = runner

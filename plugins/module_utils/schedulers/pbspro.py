@@ -54,9 +54,12 @@ def select(options, settings, warnings, problems):
     return "select=" + "+".join(chunks)
 
 
-def place(options):
-    """place= only when asked: the placement, with ':excl' for node_exclusive."""
-    words = [w for w in (options.placement, "excl" if options.exclusive else None) if w]
+def place(options, settings):
+    """place= when asked: the placement, with ':excl' for node_exclusive; a training launched once per node
+    scatters its chunks (one per node, as mpiexec --ppn 1 needs) unless the DSL places them."""
+    dist = getattr(settings, "distributed", None)
+    placement = options.placement or ("scatter" if dist and dist.stepped else None)
+    words = [w for w in (placement, "excl" if options.exclusive else None) if w]
     return "-l place=%s" % ":".join(words) if words else ""
 
 
@@ -90,13 +93,28 @@ class PbsPro(PbsFamily):
     status_argv = staticmethod(status_argv)
     allowed_options = ALLOWED_OPTIONS
     node_cpus_var = "NCPUS"      # PBS Pro sets it to the ncpus of the job's first chunk (pbs_environment)
+    # the rendezvous: the first node of $PBS_NODEFILE is the mother superior, where the script runs; the job's
+    # number is PBS_JOBID up to its server ('1234.server', an array's element '1234[5].server')
+    first_node_expr = '$(head -n 1 "$PBS_NODEFILE")'
+    job_number_expr = "${PBS_JOBID%%[.[]*}"
+    hosts_command = "awk '!seen[$0]++' \"$PBS_NODEFILE\""
+    node_rank_var = "PMI_RANK"    # a process's rank in mpiexec's job: with --ppn 1, its node's index
+
+    @classmethod
+    def step_words(cls, settings):
+        """mpiexec as PBS Pro's PALS systems write it (ALCF Polaris: -n, --ppn, --depth with --cpu-bind depth):
+        the tasks the select statement allocates, each bound to its CPUs."""
+        words = ["mpiexec", "-n", str(settings.ranks), "--ppn", str(settings.tasks_per_node)]
+        if settings.cpus_per_task > 1:
+            return words + ["--depth=%d" % settings.cpus_per_task, "--cpu-bind", "depth"]
+        return words + ["--cpu-bind", "core"]
 
     def directives(self, options, settings):
         warnings, problems = [], []
         lines = [
             self.name_line(options),
             "-l %s" % select(options, settings, warnings, problems),
-            place(options),
+            place(options, settings),
             opt("-l walltime={0}", hms(options.walltime_s) if options.walltime_s else None),
             array(options.array, problems) if options.array else "",
         ] + self.common_lines(options)

@@ -19,6 +19,9 @@ from collections import namedtuple
 # the scheduler starts the job's tasks on every node of the allocation with srun (job steps, SLURM_PROCID and
 # the node list): srun-launched ranks and training across nodes need it
 SRUN_STEPS = "srun_steps"
+# the scheduler starts one process on each node of the allocation (Scheduler.step_words: srun on Slurm,
+# mpiexec --ppn 1 on PBS Pro's PALS): a per-node launcher (torchrun, accelerate, deepspeed) across nodes needs it
+NODE_STEPS = "node_steps"
 # the script's directives are read by a batch system (a run without a scheduler writes none)
 BATCH = "batch"
 # a job can wait for another to end well (exit status 0), not only to end (Grid Engine's -hold_jid cannot say it)
@@ -32,8 +35,8 @@ Descriptor.__doc__ = "A scheduler as the DSL knows it: its name, its title, the 
 # the registration, in the order scripts are recognised (a backend that claims every #PBS script, Torque, comes
 # after the one that claims some, PBS Pro); the last one is the fallback: it takes the scripts nobody claims
 SCHEDULERS = (
-    Descriptor("slurm", "Slurm", (), frozenset((BATCH, SRUN_STEPS, AFTER_OK, ARRAYS))),
-    Descriptor("pbspro", "PBS Pro", ("pbs",), frozenset((BATCH, AFTER_OK, ARRAYS))),
+    Descriptor("slurm", "Slurm", (), frozenset((BATCH, SRUN_STEPS, NODE_STEPS, AFTER_OK, ARRAYS))),
+    Descriptor("pbspro", "PBS Pro", ("pbs",), frozenset((BATCH, NODE_STEPS, AFTER_OK, ARRAYS))),
     Descriptor("torque", "Torque", (), frozenset((BATCH, AFTER_OK, ARRAYS))),
     Descriptor("gridengine", "Grid Engine", ("sge",), frozenset((BATCH, ARRAYS))),
     Descriptor("flux", "Flux", (), frozenset((BATCH, AFTER_OK))),
@@ -72,7 +75,8 @@ def _module(name):
 _CLASSES = {}
 _INSTANCES = {}
 
-__all__ = ("AFTER_OK", "ALIASES", "ALL_NAMES", "BATCH", "DESCRIPTION", "FALLBACK", "NAMES", "SCHEDULERS", "SRUN_STEPS",
+__all__ = ("AFTER_OK", "ALIASES", "ALL_NAMES", "BATCH", "DESCRIPTION", "FALLBACK", "NAMES", "NODE_STEPS", "SCHEDULERS",
+           "SRUN_STEPS",
            "backends", "canonical", "capable", "describe", "descriptor", "detect", "get", "scheduler_class")
 
 

@@ -201,6 +201,20 @@ class Slurm(Scheduler):
     launch_typed_options = LAUNCH_TYPED_OPTIONS
     node_cpus_var = "SLURM_CPUS_ON_NODE"     # sbatch(1), OUTPUT ENVIRONMENT VARIABLES
     task_cpus_var = "SLURM_CPUS_PER_TASK"   # set when --cpus-per-task is given
+    first_node_expr = '$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)'
+    job_number_expr = "$SLURM_JOB_ID"
+    node_count_expr = '"$SLURM_NNODES"'
+    hosts_command = 'scontrol show hostnames "$SLURM_JOB_NODELIST"'
+    node_rank_var = "SLURM_NODEID"           # srun(1): the node's index in the step
+
+    @classmethod
+    def step_words(cls, settings):
+        """srun with exactly the tasks the directives allocate, and the DSL's launch options."""
+        words = ["srun", "--nodes=%d" % settings.nodes, "--ntasks=%d" % settings.ranks,
+                 "--ntasks-per-node=%d" % settings.tasks_per_node]
+        if settings.cpus_per_task > 1:
+            words.append("--cpus-per-task=%d" % settings.cpus_per_task)
+        return words + list(settings.launch_options)
 
     def dependency_lines(self, dependency, problems):
         return [opt("--dependency={0}", ",".join(dependency) if dependency else None)]

@@ -6,7 +6,8 @@ shared by the module (on a host) and its action plugin (on the controller, plugi
 
 from __future__ import annotations
 
-from ansible_collections.sodalite.modak.plugins.module_utils import catalog, cpu, dsl, dsl_check, frameworks
+from ansible_collections.sodalite.modak.plugins.module_utils import (
+    catalog, cpu, dsl, dsl_check, frameworks, site_profile)
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem
 from ansible_collections.sodalite.modak.plugins.module_utils.model import RecipeSpec
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec as recipe_spec
@@ -23,9 +24,10 @@ ARGUMENT_SPEC = dict(
     formats=dict(type="list", elements="str", choices=list(FORMATS), default=list(FORMATS)),
     base_image=dict(type="str"),
     wheels=dict(type="path"),
+    **site_profile.TASK_OPTIONS
 )
 REQUIRED_ONE_OF = [("dsl", "dsl_file", "recipe")]
-MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file", "recipe")]
+MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file", "recipe")] + site_profile.TASK_EXCLUSIVE
 
 
 def document_of(params, load_file=None):
@@ -65,8 +67,9 @@ def _meaning_problems(data):
     return out
 
 
-def spec_of(params, load_file=None):
-    """What the task builds: O(recipe) as it is, else the RecipeSpec of the DSL (parsed once)."""
+def spec_of(params, load_file=None, load_site=None):
+    """What the task builds: O(recipe) as it is, else the RecipeSpec of the DSL laid over the task's site profile
+    (parsed once); ``load_file`` reads O(dsl_file), ``load_site`` O(site) (path -> Site)."""
     if params.get("recipe") is not None:
         return spec_from_dict(params["recipe"])
-    return recipe_spec.spec_of(dsl.parse(document_of(params, load_file)))
+    return recipe_spec.spec_of(dsl.parse(document_of(params, load_file), site_profile.of_task(params, load_site)))

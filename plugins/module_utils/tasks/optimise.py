@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from ansible_collections.sodalite.modak.plugins.module_utils import jobspec, recipe_images
+from ansible_collections.sodalite.modak.plugins.module_utils import jobspec, recipe_images, site_profile
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
@@ -36,9 +36,10 @@ ARGUMENT_SPEC = dict(
         timeout=dict(type="float", default=10.0),
         repositories=dict(type="list", elements="str"),
     )),
+    **site_profile.TASK_OPTIONS
 )
 REQUIRED_ONE_OF = [("dsl", "dsl_file")]
-MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file"), ("catalog", "catalog_data")]
+MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file"), ("catalog", "catalog_data")] + site_profile.TASK_EXCLUSIVE
 JOB_SCRIPT_MODE = 0o755
 DEFAULT_OUTPUT_DIR = "~/modak-jobs"
 

@@ -41,6 +41,9 @@ WHEELS = os.environ.get("MODAK_WHEELS", "/opt/wheels")
 TORCH_VENV = "/var/tmp/modak-ddp-venv"
 LIGHTNING = "lightning==2.6.6"
 LIGHTNING_PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "lightning_train.py")
+# DeepSpeed from its source package (PyPI publishes no wheel), its compiled ops left to build on first use
+DEEPSPEED = "deepspeed==0.19.8"
+DEEPSPEED_PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "deepspeed_train.py")
 RANK_LINE = re.compile(r"^ddp rank=(\d+) world_size=(\d+) local_rank=(\d+) node=(\S+) backend=(\S+) "
                        r"threads=(\d+) final_loss=(\S+)$", re.M)
 SYSTEM_PATH = "/usr/bin:/bin:/usr/sbin:/sbin"
@@ -249,9 +252,10 @@ def test_ddp_job_in_modaks_image_runs_on_two_nodes_with_one_loss(cluster, ddp_im
     assert len(record) == 1 and '"torch": "2.13.0+cpu"' in record[0]   # rank 0 alone writes it, from the image
 
 
-def torch_python(accelerate=False, lightning=False):
+def torch_python(accelerate=False, lightning=False, deepspeed=False):
     """A Python with torch 2.13.0 on the host (bare runs); with ``accelerate``, Hugging Face Accelerate too (both
-    pinned in benchmarks/requirements-bench.txt); with ``lightning``, Lightning (LIGHTNING)."""
+    pinned in benchmarks/requirements-bench.txt); with ``lightning``, Lightning (LIGHTNING); with ``deepspeed``,
+    DeepSpeed built from its source package against that torch (DEEPSPEED)."""
     python = os.environ.get("MODAK_TORCH_PYTHON") or os.path.join(TORCH_VENV, "bin", "python")
     if not os.path.exists(python):
         _run([sys.executable, "-m", "venv", TORCH_VENV])
@@ -262,6 +266,9 @@ def torch_python(accelerate=False, lightning=False):
               os.path.join(ROOT, "benchmarks", "requirements-bench.txt")])
     if lightning and subprocess.run([python, "-c", "import lightning"], capture_output=True, check=False).returncode:
         _run([python, "-m", "pip", "install", "--quiet", LIGHTNING])
+    if deepspeed and subprocess.run([python, "-c", "import deepspeed"], capture_output=True, check=False).returncode:
+        _run([python, "-m", "pip", "install", "--quiet", "--no-build-isolation", "--no-binary=deepspeed", DEEPSPEED],
+             env=dict(os.environ, DS_BUILD_OPS="0"))
     return python
 
 
@@ -353,3 +360,29 @@ def test_lightning_srun_per_rank_runs_on_two_nodes_with_one_loss(cluster):
     assert_two_nodes_agree(state, output)
     assert sorted(re.findall(r"lightning environment=SLURMEnvironment rank=(\d)", output)) == \
         ["0", "1", "2", "3"], output[-3000:]
+
+
+def test_deepspeed_per_node_runs_on_two_nodes_with_one_loss(cluster):
+    """launcher: deepspeed, no container, in a venv: one DeepSpeed launcher per node (deepspeed --no_ssh, its node's
+    index read in its srun task) over a host file of the allocation; each starts its 2 ranks, which meet on the
+    first node; DeepSpeed passes --local_rank and the program trains through deepspeed.initialize."""
+    directory = os.path.join(cluster.workdir, "ddp-deepspeed")
+    os.makedirs(directory)
+    python = torch_python(deepspeed=True)
+    shutil.copy(DEEPSPEED_PROGRAM, directory)
+    script = write_job(directory, None, {"job.application.executable": "%s deepspeed_train.py" % python,
+                                         "job.application.arguments": None,
+                                         "job.job_options.partition": cluster.partition,
+                                         "job.application.container_runtime": "",
+                                         "job.application.threads": None,
+                                         "job.application.launcher": "deepspeed"})
+    text = open(script).read()
+    assert "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=2\n" in text
+    assert "\nsrun --nodes=2 --ntasks=2 --ntasks-per-node=1 --cpus-per-task=2 bash -c " in text
+    assert " %s -m deepspeed.launcher.runner --no_ssh --hostfile=" % python in text
+    state, output = submit_and_wait(cluster, script)
+    assert_two_nodes_agree(state, output)
+    hosts = [name for name in os.listdir(directory) if name.startswith("deepspeed-hosts.")]
+    assert len(hosts) == 1
+    lines = open(os.path.join(directory, hosts[0])).read().splitlines()
+    assert len(set(lines)) == 2 and all(line in ("%s slots=2" % n for n in cluster.nodes) for line in lines), lines

@@ -1,0 +1,67 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""DeepSpeed's launcher (``deepspeed``, deepspeed/launcher/runner.py), one per node without ssh: the scheduler's
+step starts one task per node, each running ``deepspeed --no_ssh --node_rank=<its node>`` over a host file written
+from the allocation (each node with ``slots=`` its ranks) and the rendezvous at MASTER_ADDR:MASTER_PORT; each
+node's launcher starts its ranks with RANK, LOCAL_RANK, WORLD_SIZE and ``--local_rank``. On one node where the
+scheduler starts no step, ``deepspeed --num_gpus=<ranks>`` on a port from the job's number.
+
+DeepSpeed's other Slurm form, ``--launcher slurm``, runs one srun of every rank and leaves the ranks to find each
+other through mpi4py (deepspeed.comm's MPI discovery, always on port 29500): modak writes the form that needs
+neither ssh nor mpi4py, and starts exactly the processes the directives allocate.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.sodalite.modak.plugins.module_utils.distributed import HOST_VARS, PYTHON, port_lines
+from ansible_collections.sodalite.modak.plugins.module_utils.launchers.base import Launcher, node_wrapper
+from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
+
+# the host file, in the job's working directory (every node reads it): one line per node, "<host> slots=<ranks>"
+HOST_FILE = "deepspeed-hosts.{job}"
+
+
+def host_file(scheduler):
+    return HOST_FILE.format(job=scheduler.job_number_expr)
+
+
+def deepspeed_words(argv, dist, scheduler):
+    """(launcher words, program words): ``python3 -m deepspeed.launcher.runner`` when a Python runs the program (the
+    same interpreter starts the ranks: ``-u`` and the script), else ``deepspeed --no_python``."""
+    argv = list(argv)
+    if argv and PYTHON.match(str(argv[0])):
+        runner, program = [argv[0], "-m", "deepspeed.launcher.runner"], argv[1:]
+        if program[:1] == ["-m"]:
+            program = ["--module"] + program[1:]
+    else:
+        runner, program = ["deepspeed"], ["--no_python"] + argv
+    if dist.stepped:
+        opts = ["--no_ssh", Raw('--hostfile="%s"' % host_file(scheduler)), Raw('--master_addr="$MASTER_ADDR"'),
+                Raw('--master_port="$MASTER_PORT"')]
+    else:
+        opts = ["--num_gpus=%d" % dist.processes_per_node, Raw('--master_port="$MASTER_PORT"')]
+    return runner + opts, program
+
+
+class Deepspeed(Launcher):
+    name = "deepspeed"
+
+    def training_words(self, settings, argv, wrap, scheduler):
+        dist = settings.distributed
+        launcher, program = deepspeed_words(argv, dist, scheduler)
+        inner = wrap(launcher + program, host_env=HOST_VARS if dist.stepped else ("MASTER_PORT",))
+        if not dist.stepped:
+            return inner
+        # --node_rank: each node's index, read in the node's task
+        return scheduler.step_words(settings) + ["bash", "-c", node_wrapper("--node_rank", scheduler), "modak-node",
+                                                 str(len(inner) - len(program))] + inner
+
+    def single_node_lines(self, dist, scheduler):
+        return ["# distributed training: deepspeed's rendezvous port on this node"] + port_lines(scheduler)
+
+    def node_lines(self, dist, scheduler):
+        """The host file of the allocation: each node once, in the scheduler's order, with its ranks as slots."""
+        line = "%s | sed 's/$/ slots=%d/' > \"%s\"" % (scheduler.hosts_command, dist.processes_per_node,
+                                                       host_file(scheduler))
+        return [line]

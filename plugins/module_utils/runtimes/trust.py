@@ -1,0 +1,67 @@
+# -*- coding: utf-8 -*-
+# Copyright: modak developers
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Which cached or staged images a job runs: the trust model of docs/containers.md, as the job's shell lines.
+
+A cached image is run only when nobody but the user (and root) can change it, nor swap it for another between the
+check and the launch, as sshd's StrictModes checks ``~/.ssh``:
+
+- the image's directory is resolved once (``cd -P``, ``pwd -P``) and ``$IMAGE`` names the image there: the launch
+  uses exactly the path that was checked;
+- every directory from ``/`` down to the image's is root's or the user's, and others may write it only where they
+  cannot rename what is not theirs (the sticky bit) or where the group is trusted; with that no one else can
+  rename a directory of the path or the image, so the image checked is the image launched;
+- the image is the user's and written by nobody else (a trusted group aside); inside an image directory every
+  entry is the user's, and others write only its sticky directories (its /tmp) or, for a trusted group, group
+  -writable files (Debian's /var/mail, /var/log/wtmp, which an unprivileged conversion gives the user's group).
+
+A trusted group is the user's private group (the primary group named as the user, with no other member listed:
+User Private Groups, as useradd makes them) or a group the site lists in ``MODAK_TRUSTED_GROUPS`` (names or gids,
+separated by spaces). A shared primary group (``users``) is not trusted: its members are other users.
+"""
+
+from __future__ import annotations
+
+# the functions the check calls; defined where the check is (a job script, a stage script)
+_FUNCTIONS = r"""modak_trusted_gids() {  # the user's private group, the site's trusted groups
+  local me entry group
+  me="$(id -un 2>/dev/null || true)"
+  entry="$(getent group "$(id -g)" || true)"
+  if [ -n "$me" ] && [ "${entry%%:*}" = "$me" ] && { [ -z "${entry##*:}" ] || [ "${entry##*:}" = "$me" ]; }; then
+    id -g
+  fi
+  for group in ${MODAK_TRUSTED_GROUPS:-}; do getent group "$group" | cut -d: -f3 || true; done
+}
+modak_untrusted() {  # $1: an image, its directory resolved; prints what others may change
+  local uid dir gid trusted=(-false)
+  [ -d "$(dirname -- "$1")" ] || return 0
+  uid="$(id -u)"
+  for gid in $(modak_trusted_gids); do trusted+=(-o -gid "$gid"); done
+  dir="$1"
+  while [ "$dir" != / ] && [ "$dir" != . ]; do
+    dir="$(dirname -- "$dir")"
+    find "$dir" -maxdepth 0 \( -type l -o ! \( -uid 0 -o -uid "$uid" \) -o \( -perm -002 ! -perm -1000 \) \
+      -o \( -perm -020 ! -perm -1000 ! \( "${trusted[@]}" \) \) \) -print
+  done
+  [ -e "$1" ] || [ -L "$1" ] || return 0
+  find "$1" -maxdepth 0 \( -type l -o ! -uid "$uid" -o -perm -002 -o \( -perm -020 ! \( "${trusted[@]}" \) \) \) -print
+  find "$1" -mindepth 1 ! -type l \( ! -uid "$uid" -o \( -perm /022 ! \( -type d -perm -1000 \) \
+    \( -perm -002 -o ! \( "${trusted[@]}" \) \) \) \) -print -quit || echo "$1 (not all of it could be read)"
+}"""
+
+
+def trust_lines(variable="IMAGE"):
+    """Shell lines that resolve ``$variable``'s directory once (the launch uses that path) and stop the job when
+    anybody but the user, root or a trusted group may change the image or swap it (see above)."""
+    var = '"$%s"' % variable
+    return _FUNCTIONS.split("\n") + [
+        'if MODAK_RESOLVED="$(cd -P -- "$(dirname -- %s)" 2>/dev/null && pwd -P)"; then  # the path launched' % var,
+        '  %s="${MODAK_RESOLVED%%/}/$(basename -- %s)"' % (variable, var),
+        "fi",
+        'MODAK_UNTRUSTED="$(modak_untrusted %s || echo "$%s (not checked)")"' % (var, variable),
+        'if [ -n "$MODAK_UNTRUSTED" ]; then',
+        '  echo "modak: $%s is not this user'"'"'s own image, or others may change it or its directory'
+        ' ($MODAK_UNTRUSTED): not run (use an image directory of your own, see docs/containers.md)" >&2' % variable,
+        "  exit 1",
+        "fi",
+    ]

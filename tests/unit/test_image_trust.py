@@ -1,0 +1,167 @@
+"""The trust model of cached and staged images (docs/containers.md), run by bash as real users against real
+directories: the job's check lines as the job's user, another user's changes through setpriv.
+
+The job's state between its check and its launch is ``$IMAGE``: a test runs the check lines as the user and
+prints ``$IMAGE``, lets the other user act (the swap), then launches ``$IMAGE`` as the user, which is exactly the
+window the job script leaves."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names, registry
+from ansible_collections.sodalite.modak.plugins.module_utils.shell import quote as shell_quote
+
+URI = "docker://registry.example/modak/pytorch:2.5"
+USER, PRIVATE = 1, 1       # daemon: its primary group is its own (daemon, no other member)
+OTHER = 2                  # bin: another user
+SHARED = 100               # users: a primary group that users share
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
+                                reason="needs root and setpriv to act as other users")
+
+
+@pytest.fixture
+def base():
+    """A directory every user can enter (pytest's own temporary directories are 0700)."""
+    path = tempfile.mkdtemp(prefix="modak-trust-", dir="/tmp")
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path)
+
+
+def as_user(uid, gid, script, groups=(), env=None):
+    ids = ["--groups=%s" % ",".join(map(str, groups))] if groups else ["--clear-groups"]
+    return subprocess.run(["setpriv", "--reuid=%d" % uid, "--regid=%d" % gid] + ids + ["bash", "-c", script],
+                          capture_output=True, text=True, check=False, timeout=30,
+                          env=dict({"PATH": "/usr/bin:/bin", "HOME": "/"}, **(env or {})))
+
+
+def directory(path, uid, gid, mode):
+    os.makedirs(path, exist_ok=True)
+    os.chown(path, uid, gid)
+    os.chmod(path, mode)
+    return path
+
+
+def file(path, text, uid, gid, mode):
+    with open(path, "w") as handle:
+        handle.write(text)
+    os.chown(path, uid, gid)
+    os.chmod(path, mode)
+    return path
+
+
+def check_swap_launch(engine, image_dir, user, swap, env=None):
+    """(check as the user, the other user's swap, the launch as the user): the launch's output, or the check's
+    refusal (its CompletedProcess)."""
+    lines = registry.get(engine).check_lines(URI, shell_quote(image_dir))
+    checked = as_user(*user["ids"], "\n".join(lines + ['printf "%s" "$IMAGE"']), groups=user.get("groups", ()),
+                      env=env)
+    if checked.returncode != 0:
+        return checked
+    as_user(OTHER, SHARED, swap, groups=(SHARED,))
+    launched = as_user(*user["ids"], 'cat -- "$IMAGE" 2>/dev/null || cat -- "$IMAGE/bin/python"',
+                       groups=user.get("groups", ()), env={"IMAGE": checked.stdout})
+    return launched.stdout
+
+
+def sif(image_dir):
+    return os.path.join(image_dir, names.cache_name(URI, ".sif"))
+
+
+def test_an_image_in_a_directory_a_group_shares_is_not_swapped_between_check_and_launch(base):
+    """A group-writable image directory (2770, the project's group): the user's own image passed the check, then a
+    member renamed another file over it and the launch ran the member's (row 6). Now the check refuses the
+    directory: no one else may rename in the directories of the path launched."""
+    shared = directory(os.path.join(base, "project"), 0, SHARED, 0o2770)
+    file(sif(shared), "user's image", USER, PRIVATE, 0o644)
+    file(os.path.join(shared, "evil"), "other's image", OTHER, SHARED, 0o644)
+    outcome = check_swap_launch("apptainer", shared, {"ids": (USER, PRIVATE), "groups": (PRIVATE, SHARED)},
+                                'mv -f %s %s' % (shell_quote(os.path.join(shared, "evil")), shell_quote(sif(shared))))
+    assert not isinstance(outcome, str), "launched: %s" % outcome
+    assert outcome.returncode == 1 and "others may change it or its directory (%s)" % shared in outcome.stderr
+
+
+def test_a_link_to_the_image_directory_is_resolved_once_and_the_launch_uses_that_path(base):
+    """The image directory named through a link in another user's directory: the check resolves it and the launch
+    uses the resolved path, so repointing the link after the check changes nothing (before, the launch followed
+    the repointed link to the other user's image)."""
+    mine = directory(os.path.join(base, "mine"), USER, PRIVATE, 0o755)
+    file(sif(mine), "user's image", USER, PRIVATE, 0o644)
+    theirs = directory(os.path.join(base, "theirs"), OTHER, SHARED, 0o755)
+    evil = directory(os.path.join(theirs, "evil"), USER, PRIVATE, 0o755)    # the user's files, copied there
+    file(sif(evil), "other's image", USER, PRIVATE, 0o644)
+    link = os.path.join(theirs, "images")
+    os.symlink(mine, link)
+    os.lchown(link, OTHER, SHARED)
+    outcome = check_swap_launch("apptainer", link, {"ids": (USER, PRIVATE)},
+                                "ln -sfn %s %s" % (shell_quote(evil), shell_quote(link)))
+    assert outcome == "user's image"
+
+
+@pytest.mark.parametrize("mode", [0o1777, 0o3770])
+def test_a_sticky_shared_directory_is_accepted_and_nobody_renames_the_users_image(base, mode):
+    """A sticky directory others write (/tmp, a 3770 project directory): they cannot rename what is not theirs."""
+    shared = directory(os.path.join(base, "scratch"), 0, SHARED, mode)
+    file(sif(shared), "user's image", USER, PRIVATE, 0o644)
+    file(os.path.join(shared, "evil"), "other's image", OTHER, SHARED, 0o644)
+    outcome = check_swap_launch("apptainer", shared, {"ids": (USER, PRIVATE), "groups": (PRIVATE, SHARED)},
+                                'mv -f %s %s' % (shell_quote(os.path.join(shared, "evil")), shell_quote(sif(shared))))
+    assert outcome == "user's image"
+
+
+def test_a_group_the_site_lists_may_write_the_image_directory(base):
+    shared = directory(os.path.join(base, "project"), 0, SHARED, 0o2770)
+    file(sif(shared), "user's image", USER, PRIVATE, 0o644)
+    outcome = check_swap_launch("apptainer", shared, {"ids": (USER, PRIVATE), "groups": (PRIVATE, SHARED)}, "true",
+                                env={"MODAK_TRUSTED_GROUPS": "users"})
+    assert outcome == "user's image"
+
+
+@pytest.mark.parametrize("owner,group,mode", [
+    (OTHER, SHARED, 0o755),     # another user's directory: they rename the image
+    (0, 0, 0o777),              # world-writable without the sticky bit
+    (USER, SHARED, 0o775),      # the user's, but a shared group writes it
+])
+def test_a_parent_others_may_change_is_refused(base, owner, group, mode):
+    parent = directory(os.path.join(base, "parent"), owner, group, mode)
+    images = directory(os.path.join(parent, "images"), USER, PRIVATE, 0o755)
+    file(sif(images), "user's image", USER, PRIVATE, 0o644)
+    outcome = check_swap_launch("apptainer", images, {"ids": (USER, PRIVATE)}, "true")
+    assert not isinstance(outcome, str) and outcome.returncode == 1
+    assert "(%s)" % parent in outcome.stderr
+
+
+def charliecloud_image(base, gid):
+    images = directory(os.path.join(base, "images"), USER, gid, 0o755)
+    image = directory(os.path.join(images, names.cache_name(URI)), USER, gid, 0o755)
+    directory(os.path.join(image, "bin"), USER, gid, 0o755)
+    directory(os.path.join(image, "var"), USER, gid, 0o755)
+    directory(os.path.join(image, "var", "mail"), USER, gid, 0o2775)      # Debian's /var/mail
+    file(os.path.join(image, "bin", "python"), "user's python", USER, gid, 0o664)
+    return images, os.path.join(image, "bin", "python")
+
+
+def test_a_group_writable_file_of_a_shared_primary_group_is_refused(base):
+    """Users who share a primary group (users): the user's converted image has group-writable files of that group;
+    before, the check accepted them and another member rewrote the image's program before the launch (row 18)."""
+    images, python = charliecloud_image(base, SHARED)
+    outcome = check_swap_launch("charliecloud", images, {"ids": (USER, SHARED)},
+                                "echo other\\'s python > %s" % shell_quote(python))
+    assert not isinstance(outcome, str), "launched: %s" % outcome
+    assert outcome.returncode == 1 and "not this user's own image" in outcome.stderr
+
+
+def test_group_writable_files_of_the_users_private_group_or_a_listed_group_are_accepted(base):
+    images, _python = charliecloud_image(base, PRIVATE)
+    assert check_swap_launch("charliecloud", images, {"ids": (USER, PRIVATE)}, "true") == "user's python"
+    shutil.rmtree(images)
+    images, _python = charliecloud_image(base, SHARED)
+    assert check_swap_launch("charliecloud", images, {"ids": (USER, SHARED)}, "true",
+                             env={"MODAK_TRUSTED_GROUPS": str(SHARED)}) == "user's python"

@@ -1,0 +1,148 @@
+"""Launchers started once per node by the scheduler's step (Scheduler.step_words, the NODE_STEPS capability):
+torchrun, accelerate and DeepSpeed under Slurm's srun and PBS Pro's mpiexec --ppn 1 (the form of PBS Pro's PALS
+systems, ALCF Polaris), each with its rendezvous read from the allocation when the job runs. The lines are exact
+text; bash evaluates the parts that read the allocation (ports from the job's number, host files, each node's
+index inserted in its own task)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+
+import pytest
+
+from ansible_collections.sodalite.modak.plugins.module_utils import pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
+
+EMPTY = ImageCatalog([])
+PROGRAM = ["python3", "-m", "torch.distributed.run"]
+
+
+def training(scheduler, launcher, nodes=2, ppn=2, **options):
+    return {"job": {
+        "job_options": dict({"job_name": "ddp", "node_count": nodes}, **options),
+        "application": {"executable": "python3 train.py", "arguments": "--epochs 1", "container_runtime": "",
+                        "launcher": launcher},
+        "target": {"job_scheduler_type": scheduler},
+        "optimisation": {"app_type": "ai_training", "enable_opt_build": False, "opt_build": {"cpu_type": "x86"},
+                         "app_type-ai_training": {"config": {"ai_framework": "pytorch", "distributed_training": True,
+                                                             "processes_per_node": ppn}}}}}
+
+
+def script(doc):
+    return pipeline.optimise(doc, EMPTY).script.text
+
+
+def run_line(text):
+    return text.rstrip().splitlines()[-1]
+
+
+def test_only_slurm_and_pbs_pro_start_a_step_on_each_node():
+    assert [name for name in registry.NAMES if registry.capable(name, registry.NODE_STEPS)] == ["slurm", "pbspro"]
+
+
+def test_torchrun_per_node_under_pbs_pro_is_mpiexec_ppn_1_scattered_over_the_nodes():
+    text = script(training("pbspro", "torchrun"))
+    assert "#PBS -l select=2:ncpus=2:mpiprocs=1\n#PBS -l place=scatter\n" in text
+    assert '\nMASTER_ADDR="$(head -n 1 "$PBS_NODEFILE")"\nexport MASTER_ADDR\n' in text
+    assert "\nMASTER_PORT=$((29500 + ${PBS_JOBID%%[.[]*} % 1000))\n" in text
+    assert run_line(text) == (
+        'mpiexec -n 2 --ppn 1 --depth=2 --cpu-bind depth python3 -m torch.distributed.run --nnodes=2 '
+        '--nproc-per-node=2 --rdzv-id="${PBS_JOBID%%[.[]*}" --rdzv-backend=c10d '
+        '--rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT" --no-python python3 train.py --epochs 1')
+
+
+def test_auto_across_pbs_pro_nodes_is_torchrun_per_node_and_one_node_stays_standalone():
+    assert run_line(script(training("pbspro", "auto"))).startswith("mpiexec -n 2 --ppn 1 ")
+    one = run_line(script(training("pbspro", "auto", nodes=1)))
+    assert one.startswith("python3 -m torch.distributed.run --standalone --nnodes=1 --nproc-per-node=2 ")
+
+
+@pytest.mark.parametrize("job_id,port", [("1234.pbs01", 29734), ("1234[7].pbs01", 29734), ("98765", 30265)])
+def test_the_pbs_pro_port_follows_the_job_number(job_id, port):
+    text = script(training("pbspro", "torchrun"))
+    lines = [line for line in text.splitlines() if line.startswith("MASTER_PORT=$((")]
+    out = subprocess.run(["bash", "-c", lines[0] + '; echo "$MASTER_PORT"'], env=dict(os.environ, PBS_JOBID=job_id),
+                         capture_output=True, text=True, check=True).stdout
+    assert int(out) == port
+
+
+def test_accelerate_per_node_under_pbs_pro_reads_its_machine_rank_from_mpiexec():
+    line = run_line(script(training("pbspro", "accelerate")))
+    words = shlex.split(line)
+    assert words[:9] == ["mpiexec", "-n", "2", "--ppn", "1", "--depth=2", "--cpu-bind", "depth", "bash"]
+    wrapper, count = words[10], words[12]
+    inner = words[13:]
+    # the wrapper runs in each node's process: PMI_RANK is the node's index with one process per node
+    out = subprocess.run(["bash", "-c", wrapper, "modak-node", count, "echo"] + inner[1:],
+                         env=dict(os.environ, PMI_RANK="1"), capture_output=True, text=True, check=True).stdout
+    assert "accelerate.commands.launch --multi_gpu --num_processes=4 --num_machines=2 --rdzv_backend=static " \
+           "--main_process_ip=$MASTER_ADDR --main_process_port=$MASTER_PORT --machine_rank=1 train.py" in out
+
+
+def test_deepspeed_per_node_under_slurm_runs_no_ssh_over_a_host_file_of_the_allocation():
+    text = script(training("slurm", "deepspeed"))
+    assert "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=2\n" in text
+    host_line = 'scontrol show hostnames "$SLURM_JOB_NODELIST" | sed \'s/$/ slots=2/\' > "deepspeed-hosts.$SLURM_JOB_ID"'
+    assert "\n" + host_line + "\n" in text
+    line = run_line(text)
+    assert line == (
+        "srun --nodes=2 --ntasks=2 --ntasks-per-node=1 --cpus-per-task=2 bash -c "
+        "'n=$1; shift; exec \"${@:1:n}\" --node_rank=\"$SLURM_NODEID\" \"${@:n+1}\"' modak-node 7 "
+        'python3 -m deepspeed.launcher.runner --no_ssh --hostfile="deepspeed-hosts.$SLURM_JOB_ID" '
+        '--master_addr="$MASTER_ADDR" --master_port="$MASTER_PORT" train.py --epochs 1')
+
+
+def test_the_deepspeed_host_file_lists_each_node_once_with_its_ranks(tmp_path):
+    text = script(training("slurm", "deepspeed", nodes=3, ppn=4))
+    host_line = [line for line in text.splitlines() if "deepspeed-hosts" in line and line.startswith("scontrol")][0]
+    fake = "scontrol() { printf '%s\\n' mn1 mn2 mn3; }; "
+    subprocess.run(["bash", "-c", fake + host_line], cwd=str(tmp_path), env=dict(os.environ, SLURM_JOB_ID="41"),
+                   check=True)
+    assert (tmp_path / "deepspeed-hosts.41").read_text() == "mn1 slots=4\nmn2 slots=4\nmn3 slots=4\n"
+
+
+def test_the_deepspeed_host_file_under_pbs_pro_keeps_the_node_file_order_once_each(tmp_path):
+    text = script(training("pbspro", "deepspeed"))
+    host_line = [line for line in text.splitlines() if "deepspeed-hosts" in line and line.startswith("awk")][0]
+    nodes = tmp_path / "nodefile"
+    nodes.write_text("x3004c0s7b1n0\nx3004c0s7b1n0\nx3001c0s1b0n0\nx3001c0s1b0n0\n")
+    subprocess.run(["bash", "-c", host_line], cwd=str(tmp_path),
+                   env=dict(os.environ, PBS_NODEFILE=str(nodes), PBS_JOBID="77.pbs"), check=True)
+    assert (tmp_path / "deepspeed-hosts.77").read_text() == "x3004c0s7b1n0 slots=2\nx3001c0s1b0n0 slots=2\n"
+    assert "--node_rank=\"$PMI_RANK\"" in run_line(text)
+
+
+def test_deepspeed_on_one_node_without_a_step_takes_the_ranks_and_a_port_of_the_job():
+    text = script(training("local", "deepspeed", nodes=1))
+    assert "\nMASTER_PORT=$((29500 + $$ % 1000))\n" in text
+    assert run_line(text) == ('python3 -m deepspeed.launcher.runner --num_gpus=2 --master_port="$MASTER_PORT" '
+                              "train.py --epochs 1")
+
+
+def test_a_program_that_is_no_python_script_gets_deepspeeds_no_python():
+    doc = training("slurm", "deepspeed")
+    doc["job"]["application"]["executable"] = "./train"
+    words = shlex.split(run_line(script(doc)))
+    assert words[10:] == ["deepspeed", "--no_ssh", '--hostfile=deepspeed-hosts.$SLURM_JOB_ID',
+                          "--master_addr=$MASTER_ADDR", "--master_port=$MASTER_PORT", "--no_python", "./train",
+                          "--epochs", "1"]
+
+
+@pytest.mark.parametrize("scheduler", ["torque", "gridengine", "local"])
+@pytest.mark.parametrize("launcher", ["torchrun", "accelerate", "deepspeed"])
+def test_per_node_launchers_across_nodes_need_a_scheduler_step(scheduler, launcher):
+    with pytest.raises(DslInvalid) as info:
+        pipeline.optimise(training(scheduler, launcher), EMPTY)
+    found = {p.path: str(p) for p in info.value.problems}
+    assert "starts none on the other nodes" in found["job.job_options.node_count"]
+
+
+@pytest.mark.parametrize("launcher", ["srun", "lightning"])
+def test_per_rank_launchers_stay_slurms(launcher):
+    with pytest.raises(DslInvalid) as info:
+        pipeline.optimise(training("pbspro", launcher), EMPTY)
+    assert "needs Slurm" in str(info.value)

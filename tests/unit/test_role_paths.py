@@ -1,0 +1,106 @@
+"""The roles' own work with paths another user may control: the build log of container_build (its exact shell,
+taken from the task and run by sh) and the work directory of optimised_job."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+
+import jinja2
+import pytest
+import yaml
+
+from ansible_collections.sodalite.modak.plugins.module_utils import files
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARED = 100                # users: a group that other users share
+OTHER = 2                   # bin: another user
+
+
+def _load(path):
+    with open(os.path.join(ROOT, path)) as handle:
+        return yaml.safe_load(handle)
+
+
+def _tasks(tasks):
+    for task in tasks or []:
+        yield task
+        for key in ("block", "rescue", "always"):
+            yield from _tasks(task.get(key))
+
+
+def build_argv(log, engine_argv):
+    """The argv of container_build's build task, evaluated as Ansible would (its expression, the role's vars)."""
+    task = next(t for t in _tasks(_load("roles/container_build/tasks/local.yml"))
+                if t.get("name", "").startswith("Build asynchronously"))
+    expression = task["ansible.builtin.command"]["argv"].strip()
+    assert expression.startswith("{{") and expression.endswith("}}")
+    role_vars = _load("roles/container_build/vars/main.yml") if os.path.exists(
+        os.path.join(ROOT, "roles/container_build/vars/main.yml")) else {}
+    evaluate = jinja2.Environment().compile_expression(expression[2:-2])
+    return evaluate(container_build_log=log, container_build_plan={"build_argv": engine_argv}, **role_vars)
+
+
+@pytest.fixture
+def shared_dir():
+    """A recipe directory another user (bin, through the group users) can write, without the sticky bit."""
+    base = tempfile.mkdtemp(prefix="modak-role-", dir="/tmp")
+    os.chmod(base, 0o755)
+    out = os.path.join(base, "recipes")
+    os.mkdir(out)
+    os.chown(out, 0, SHARED)
+    os.chmod(out, 0o2770)
+    yield base, out
+    shutil.rmtree(base)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to plant a link as another user")
+def test_a_link_planted_at_the_build_logs_name_is_replaced_and_its_target_kept(shared_dir):
+    """Another member of the recipe directory's group puts a link at the log's name to a file of the playbook's
+    user: before, the build's output overwrote that file (sh's >); now the link is replaced by the log."""
+    base, out = shared_dir
+    victim = os.path.join(base, "victim")
+    with open(victim, "w") as handle:
+        handle.write("keep me\n")
+    os.chmod(victim, 0o600)
+    log = os.path.join(out, "pytorch.build.log")
+    subprocess.run(["setpriv", "--reuid=%d" % OTHER, "--regid=%d" % SHARED, "--groups=%d" % SHARED,
+                    "ln", "-s", victim, log], check=True)
+    argv = build_argv(log, ["sh", "-c", "echo step 1; echo warning >&2; exit 3"])
+    done = subprocess.run(argv, cwd=out, capture_output=True, text=True, check=False, timeout=30)
+    with open(victim) as handle:
+        assert handle.read() == "keep me\n"
+    assert done.returncode == 3 and not os.path.islink(log)
+    with open(log) as handle:
+        assert handle.read() == "step 1\nwarning\n"
+    assert sorted(os.listdir(out)) == ["pytorch.build.log"]          # no temporary directory left
+
+
+def test_the_build_log_is_written_and_the_argv_passes_untouched(tmp_path):
+    log = str(tmp_path / "x.build.log")
+    done = subprocess.run(build_argv(log, ["printf", "%s|", "a b", "$HOME", "'q'"]), cwd=str(tmp_path),
+                          capture_output=True, text=True, check=False, timeout=30)
+    assert done.returncode == 0 and (tmp_path / "x.build.log").read_text() == "a b|$HOME|'q'|"
+
+
+def test_the_work_directory_keeps_its_mode():
+    """optimised_job set 0755 on the work directory, an existing one too (a 1777 scratch directory, a 0700 home, a
+    2770 project directory). Now no task of the role sets its mode: the placement of the script creates it when
+    missing (0755 under the umask) and leaves an existing one as it is."""
+    tasks = [t for name in ("main.yml", "build.yml", "stage.yml")
+             for t in _tasks(_load("roles/optimised_job/tasks/" + name))]
+    for task in tasks:
+        for module in ("ansible.builtin.file", "file"):
+            args = task.get(module) or {}
+            assert not ("optimised_job_dir" in str(args.get("path", "")) and "mode" in args), task["name"]
+
+
+@pytest.mark.parametrize("mode", [0o1777, 0o700, 0o2770])
+def test_placing_the_script_keeps_the_mode_of_an_existing_work_directory(tmp_path, mode):
+    work = tmp_path / "work"
+    work.mkdir()
+    work.chmod(mode)
+    files.place(str(work), "job.sbatch", "#!/bin/bash\n", 0o755)
+    assert work.stat().st_mode & 0o7777 == mode and (work / "job.sbatch").exists()
