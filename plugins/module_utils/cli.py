@@ -151,7 +151,7 @@ def _target(output_dir, filename):
 def _place(path, text, check):
     """The job script ``path`` (inside the output directory, _target) placed; True when it changed or would."""
     try:
-        return files.place(os.path.dirname(path), os.path.basename(path), text, 0o755, check) != files.SAME
+        return files.place(os.path.dirname(path), os.path.basename(path), text, 0o700, check) != files.SAME
     except (ModakError, IOError, OSError) as exc:
         raise UsageError("cannot write %s: %s" % (path, exc))
 

@@ -336,7 +336,8 @@ from ansible.module_utils.common.validation import check_type_path
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.tasks.optimise import (
-    ARGUMENT_SPEC, JOB_SCRIPT_MODE, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, catalog_of, outcome, output_dir_of)
+    ARGUMENT_SPEC, JOB_SCRIPT_MODE, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, catalog_of, outcome, output_dir_of,
+    secret_values)
 
 # the registry reader (with requests) and the performance model load only when a task names registries or a store:
 # a plain optimise does not pay for importing them
@@ -361,10 +362,10 @@ def run(module):
     path = os.path.join(directory, name)
     content = result.script.text
     before = files.read_for_diff(directory, name) if module._diff else None
+    module.no_log_values.update(secret_values(result))   # masked in every result Ansible returns (invocation too)
     changed = files.place(directory, name, content, JOB_SCRIPT_MODE, module.check_mode) != files.SAME
-    out = outcome(params, result, path, changed)
-    if module._diff:
-        out["diff"] = dict(before=before, after=content, before_header=path, after_header=path)
+    diff = dict(before=before, after=content, before_header=path, after_header=path) if module._diff else None
+    out = outcome(params, result, path, changed, diff)
     for warning in result.warnings:
         module.warn(warning)
     return out
