@@ -44,11 +44,11 @@ ALLOWED_OPTIONS = dict.fromkeys((
     "--cores-per-socket", "--cpu-freq", "--cpus-per-gpu", "--deadline", "--delay-boot", "--distribution", "--exclude",
     "--exclusive", "--extra", "--extra-node-info", "--gpu-bind", "--gpu-freq", "--gpus", "--gpus-per-node",
     "--gpus-per-socket", "--gpus-per-task", "--gres", "--gres-flags", "--hint", "--hold", "--ignore-pbs",
-    "--kill-on-invalid-dep", "--licenses", "--mcs-label", "--mem-bind", "--mem-per-gpu", "--mincpus", "--network",
+    "--kill-on-invalid-dep", "--licenses", "--mcs-label", "--mem-bind", "--mincpus", "--network",
     "--nice", "--no-kill", "--no-requeue", "--ntasks-per-core", "--ntasks-per-gpu", "--ntasks-per-socket",
     "--open-mode", "--overcommit", "--oversubscribe", "--power", "--prefer", "--priority", "--profile", "--propagate",
     "--reboot", "--requeue", "--reservation", "--segment", "--signal", "--sockets-per-node", "--spread-job",
-    "--switches", "--thread-spec", "--threads-per-core", "--time-min", "--tmp", "--tres-per-task", "--use-min-nodes",
+    "--switches", "--thread-spec", "--threads-per-core", "--time-min", "--tres-per-task", "--use-min-nodes",
     "--wckey",
     # short forms: -B extra-node-info, -G gpus, -H hold, -L licenses, -M clusters, -O overcommit, -S core-spec,
     # -k no-kill, -m distribution, -s oversubscribe, -x exclude
@@ -79,7 +79,8 @@ TYPED_OPTIONS = {
     "--dependency": "job_dependency", "-d": "job_dependency", "--begin": "defer_job", "-b": "defer_job",
     "--mail-type": "request_event_notification", "--mail-user": "email_address",
     "--export": "copy_environment_variable", "--nodelist": "request_specific_nodes", "-w": "request_specific_nodes",
-    "--constraint": "architecture_constraint", "-C": "architecture_constraint"}
+    "--constraint": "architecture_constraint", "-C": "architecture_constraint",
+    "--mem-per-gpu": "memory_per_gpu", "--tmp": "local_scratch"}
 
 
 # -- submission: sbatch --parsable, squeue/scontrol show job -o, then sacct -c (the job-completion log) -------------
