@@ -296,6 +296,12 @@ def _current(directory, name):
         os.close(dir_fd)
 
 
+def read_regular(directory, name):
+    """The bytes of the regular file ``name`` of ``directory``, read without following a link or blocking; None
+    when nothing is there, NOT_REGULAR when something else than a regular file is."""
+    return _current(directory, name)
+
+
 def _text(data):
     try:
         return data.decode("utf-8")
