@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
@@ -146,6 +147,9 @@ def owned_by_us(fields, name, script_path):
             and (script_path is None or fields.get("Command") == script_path))
 
 
+_CLUSTER_ID = re.compile(r"^(\d+);[A-Za-z0-9_.-]{1,64}\Z")     # sbatch --parsable on a multi-cluster site
+
+
 def parse_job_id(out):
     """sbatch --parsable prints 'id' or 'id;cluster'."""
     first = (out or "").strip().splitlines()
@@ -208,7 +212,10 @@ class Slurm(Scheduler):
 
     @classmethod
     def after_args(cls, after):
-        """--dependency, and a job whose dependency can never be met is cancelled instead of pending for ever."""
+        """--dependency, and a job whose dependency can never be met is cancelled instead of pending for ever. An id
+        as sbatch --parsable prints it on a multi-cluster site ('42;cluster1', the staging and build jobs' ids
+        alike) waits for '42': --dependency takes the id alone."""
+        after = [(_CLUSTER_ID.sub(r"\1", job), kind) for job, kind in after]
         words = super(Slurm, cls).after_args(after)
         return words + ["--kill-on-invalid-dep=yes"] if words else words
 
