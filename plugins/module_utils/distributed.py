@@ -179,7 +179,8 @@ def _training_problems(job, opt):
         for name in sorted(set(environment) & set(RENDEZVOUS_NAMES)):
             out.append(DslProblem("job.application.%s.%s" % (field, name), "is set by the launch for each rank of "
                                   "a distributed training; a value of the job's would give every rank the same one",
-                                  None if field == "secrets" else environment[name], "remove it: the launch sets it (MASTER_PORT follows the job id)"))
+                                  None if field == "secrets" else environment[name],
+                                  "remove it: the launch sets it (MASTER_PORT follows the job id)"))
     return out
 
 

@@ -279,7 +279,8 @@ class Settings:
     def as_dict(self):
         return {"nodes": self.nodes, "tasks_per_node": self.tasks_per_node, "ranks": self.ranks,
                 "threads": self.threads, "cpus_per_task": self.cpus_per_task, "launcher": self.launcher,
-                "env": {k: SECRET_SHOWN if isinstance(v, Secret) else v for k, v in self.env}, "gpus": self.gpus, "gpu_vendor": self.gpu_vendor,
+                "env": {k: SECRET_SHOWN if isinstance(v, Secret) else v for k, v in self.env},
+                "gpus": self.gpus, "gpu_vendor": self.gpu_vendor,
                 "container_engine": self.engine, "args": list(self.extra_args), "tasks": self.tasks,
                 "mpi_library": self.mpi_library, "pmi": self.pmi,
                 "distributed": ({"launch": self.distributed.launch, "backend": self.distributed.backend,

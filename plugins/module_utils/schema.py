@@ -244,7 +244,7 @@ APPLICATION = _obj({
                                              "env": _s(ENV_NAME, "Read from this variable of the job's environment "
                                                                  "on the node when the job runs."),
                                              "file": _s(ABS_PATH, "Read from this file (its text, less the last "
-                                                                  "line break) on the node when the job runs."),
+                                                                  "line break) on the node at run time."),
                                              "value": {"type": "string", "pattern": ONE_LINE, "maxLength": 4096,
                                                        "description": "The value itself: written only into the "
                                                                       "private job script, never into results "

@@ -13,13 +13,14 @@ module: created_files
 short_description: Record the files modak created in a directory, and remove only those
 version_added: "0.2.0"
 description:
-  - Keeps C(modak-created.json) in O(path): each file modak wrote there with the SHA-256 of what it wrote, and
-    whether modak made the directory (C(plugins/module_utils/created.py)). The TOSCA operations record what
-    their create wrote and their delete removes only that.
-  - O(state=check) fails when one of O(names) is in O(path) and is not recorded (a file modak did not create:
-    a create must not overwrite it), and lists in RV(theirs) what O(path) holds that modak did not create. O(state=present) records O(names). O(state=absent) removes every recorded
-    file that still holds what modak wrote (an edited one stays, and is listed in RV(kept)), the record, and the
-    directory when modak made it and nothing else is left.
+  - Keeps C(modak-created.json) in O(path), which lists each file modak wrote there with the SHA-256 of what it
+    wrote, and whether modak made the directory (C(plugins/module_utils/created.py)). The TOSCA operations record
+    what their create wrote, and their delete removes only that.
+  - O(state=check) fails when one of O(names) is in O(path) and is not recorded, a file modak did not create that
+    a create must not overwrite; it lists in RV(theirs) what O(path) holds that modak did not create.
+  - O(state=present) records O(names).
+  - O(state=absent) removes every recorded file that still holds what modak wrote (an edited one stays, and is
+    listed in RV(kept)), the record, and the directory when modak made it and nothing else is left.
 options:
   path:
     description: The directory (on the host the module runs on).
@@ -115,8 +116,9 @@ def run(params, check_mode):
         names = list(params["names"]) + (created.job_script_names(params["job_name"]) if params["job_name"] else [])
         theirs = created.foreign(directory, names)
         if theirs:
-            return dict(failed=True, removed=[], kept=[], theirs=created.theirs(directory), msg="refusing to overwrite %s in %s: modak did not "
-                        "create it (move it away, or choose another job name)" % (", ".join(theirs), directory))
+            msg = "refusing to overwrite %s in %s: modak did not create it (move it away, or choose another job " \
+                  "name)" % (", ".join(theirs), directory)
+            return dict(failed=True, removed=[], kept=[], theirs=created.theirs(directory), msg=msg)
         return dict(changed=False, removed=[], kept=[], theirs=created.theirs(directory))
     if params["state"] == "present":
         changed = created.record(directory, params["names"], params["directory_created"], check_mode)

@@ -1,7 +1,7 @@
 """The token service a registry names gets the credentials only over https or at the registry's own origin: a
 registry (or whoever answers for it) cannot have them sent in clear text to another host. Real HTTP servers on
-127.0.0.1 in the test process: the registry and, on another port, a token service reached as 127.0.0.1 (the registry's host) or
-localhost (another host name) that records what it got."""
+127.0.0.1 in the test process: the registry and, on another port, a token service reached as 127.0.0.1 (the
+registry's host) or localhost (another host name) that records what it got."""
 
 from __future__ import annotations
 

@@ -90,7 +90,8 @@ class Local(Scheduler):
     """The script runs with bash in its own session in the background; the job id is the process id.
 
     Files in ``<chdir>/.modak/``: ``<id>.pid`` (the id, the name, the declared outputs and the process's start
-    time, so that a reused pid is never taken for the job), ``<id>.rc`` (written when the script ends), ``<id>.cancelled``
+    time, so that a reused pid is never taken for the job), ``<id>.rc`` (written when the script ends),
+    ``<id>.cancelled``
     (written by a cancel); output goes to ``<chdir>/<name>.o<id>`` and ``<chdir>/<name>.e<id>``.
     """
 
