@@ -54,8 +54,8 @@ def test_delete_removes_only_what_create_wrote(tmp_path):
     (tmp_path / "thesis.tex").write_text("years of work\n")
     assert not create(tmp_path).get("failed")
     done = module("absent", tmp_path)
-    assert sorted(os.path.basename(p) for p in done["removed"]) == ["job.dsl.yaml", "job.sbatch",
-                                                                   "modak-created.json"]
+    removed = sorted(os.path.basename(p) for p in done["removed"])
+    assert removed == ["job.dsl.yaml", "job.sbatch", "modak-created.json"]
     assert sorted(os.listdir(str(tmp_path))) == ["thesis.tex"]
 
 

@@ -56,8 +56,7 @@ def test_a_deleted_dsls_script_is_a_stray(repo):
 def test_a_script_added_by_hand_is_a_stray_that_prune_keeps(repo):
     (repo / "jobs" / "mine.sbatch").write_text("#!/bin/bash\n")
     status, report = modak("--check", "dsl/train.json", "-o", "jobs")
-    assert status == 3 and report["strays"] == [{"script": "mine.sbatch", "modak_wrote": False,
-                                                  "why": report["strays"][0]["why"]}]
+    assert status == 3 and [(s["script"], s["modak_wrote"]) for s in report["strays"]] == [("mine.sbatch", False)]
     status, report = modak("--prune", "dsl/train.json", "-o", "jobs")
     assert report["pruned"] == [] and (repo / "jobs" / "mine.sbatch").exists()
 

@@ -55,7 +55,7 @@ def test_submit_records_the_start_time(tmp_path):
     job_id = backend.submit(str(script))
     lines = (tmp_path / local.STATE_DIR / ("%s.pid" % job_id)).read_text().splitlines()
     assert len(lines) == 5 and lines[4].isdigit()
-    for _ in range(50):
+    for _attempt in range(50):
         if not backend.status(job_id).active:
             break
         time.sleep(0.1)
