@@ -32,6 +32,17 @@ def values(app):
     return sorted(set(ref for _name, kind, ref in app.secrets if kind == "value" and ref), key=len, reverse=True)
 
 
+def document_values(document):
+    """The ``value`` secrets of a DSL document as given (before it is checked), so that they are masked even in a
+    failure's result."""
+    try:
+        found = document["job"]["application"]["secrets"]
+        return sorted(set(form["value"] for form in found.values()
+                          if isinstance(form, dict) and isinstance(form.get("value"), str) and form["value"]))
+    except (KeyError, TypeError, AttributeError):
+        return []
+
+
 def redact(data, hidden):
     """``data`` (text, lists, dicts) with every string in ``hidden`` replaced by SECRET_SHOWN."""
     if not hidden:

@@ -333,7 +333,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.validation import check_type_path
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline, secrets
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.tasks.optimise import (
     ARGUMENT_SPEC, JOB_SCRIPT_MODE, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, catalog_of, outcome, output_dir_of,
@@ -348,6 +348,7 @@ def run(module):
     """On the host: what the action plugin hands here when the task needs the host's results store."""
     params = module.params
     document = params["dsl"] if params["dsl"] is not None else dsl.load_file(params["dsl_file"])
+    module.no_log_values.update(secrets.document_values(document))   # masked in every result, a failure's too
     records = host = None
     if params["results_store"]:
         from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store

@@ -121,3 +121,26 @@ def test_a_charliecloud_job_reads_a_secret_into_its_private_environment_file(cat
     doc = with_(doc, "job.target.container_engine", "charliecloud")
     text = result_of(doc, catalog).script.text
     assert TOKEN not in text and "TOKEN" in text and 'MODAK_ENV_FILE' in text
+
+
+def run_module(args, capsys, monkeypatch):
+    """The optimise module's main() as Ansible runs it on a host (its arguments on stdin's place); its result."""
+    from ansible.module_utils import basic                  # pylint: disable=import-outside-toplevel
+    from ansible.module_utils.common.text.converters import to_bytes    # pylint: disable=import-outside-toplevel
+    from ansible_collections.sodalite.modak.plugins.modules import optimise    # pylint: disable=import-outside-toplevel
+    monkeypatch.setattr(basic, "_ANSIBLE_ARGS", to_bytes(json.dumps({"ANSIBLE_MODULE_ARGS": args})))
+    monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)
+    with pytest.raises(SystemExit):
+        optimise.main()
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("valid", [True, False])
+def test_the_modules_whole_result_masks_a_secret_value_its_invocation_too(tmp_path, capsys, monkeypatch, valid):
+    doc = local_doc(secrets={"TOKEN": {"value": TOKEN}})
+    if not valid:
+        doc["job"]["application"]["mpi_ranks"] = 0
+    out = run_module({"dsl": doc, "output_dir": str(tmp_path / "jobs"), "_ansible_diff": True}, capsys, monkeypatch)
+    result = json.loads(out)
+    assert TOKEN not in out and bool(result.get("failed")) is not valid
+    assert "invocation" in result
