@@ -144,3 +144,32 @@ def test_the_modules_whole_result_masks_a_secret_value_its_invocation_too(tmp_pa
     result = json.loads(out)
     assert TOKEN not in out and bool(result.get("failed")) is not valid
     assert "invocation" in result
+
+
+@pytest.mark.parametrize("folder", ["roles/optimised_job/tasks", "roles/container_build/tasks",
+                                    "tosca/library/modak/playbooks"])
+def test_the_roles_and_operations_write_job_scripts_and_their_directories_private(folder):
+    """Every mode these tasks set (job, staging and build job scripts, work and job directories, the TOSCA
+    operation's DSL document) is 0700 or 0600; only the build role's catalog, which holds no value of a job, is
+    0644."""
+    import glob                                               # pylint: disable=import-outside-toplevel
+    import yaml                                               # pylint: disable=import-outside-toplevel
+    from helpers import ROOT                                  # pylint: disable=import-outside-toplevel
+
+    def modes(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "mode":
+                    yield value
+                else:
+                    yield from modes(value)
+        elif isinstance(node, list):
+            for item in node:
+                yield from modes(item)
+
+    found = []
+    for path in sorted(glob.glob(os.path.join(ROOT, folder, "*.yml"))):
+        with open(path, encoding="utf-8") as handle:
+            found.extend((os.path.basename(path), mode) for mode in modes(yaml.safe_load(handle)))
+    assert found and all(mode in ("0700", "0600") or (path, mode) == ("catalog.yml", "0644")
+                         for path, mode in found), found
