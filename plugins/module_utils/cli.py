@@ -160,8 +160,8 @@ def _place(path, text, check):
 
 
 def _inputs(args):
-    """(the DSL files to render, the manifest of the output directory): a file of the output directory is not a DSL
-    (the pre-commit hook passes the scripts it covers); a script the manifest lists that was edited by hand,
+    """(the DSL files to render, the manifest of the output directory): a job script or the manifest of the output
+    directory is not a DSL (the pre-commit hook passes the files it covers); a script the manifest lists that was edited by hand,
     removed or passed gets its DSL rendered again, which restores it."""
     try:
         manifest = gitops.load(args.output_dir)
@@ -170,7 +170,9 @@ def _inputs(args):
     out_dir = os.path.realpath(args.output_dir)
     paths, scripts = [], []
     for path in args.files:
-        (scripts if os.path.dirname(os.path.realpath(path)) == out_dir else paths).append(path)
+        in_out = os.path.dirname(os.path.realpath(path)) == out_dir
+        ours = path.endswith(gitops.script_suffixes()) or os.path.basename(path) == gitops.MANIFEST
+        (scripts if in_out and ours else paths).append(path)
     seen = set(os.path.realpath(p) for p in paths)
     for name, entry in sorted(manifest.items()):
         again = os.path.basename(name) in [os.path.basename(s) for s in scripts] or gitops.edited(

@@ -97,3 +97,11 @@ def test_the_hook_covers_the_output_folder(repo):
     out = io.StringIO()
     assert cli.main(argv, stdout=out, stderr=io.StringIO()) == 3
     assert "git add jobs/train.sbatch" in out.getvalue()
+
+
+def test_a_dsl_in_the_output_directory_is_still_a_dsl(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    write_dsl(tmp_path / "train.json")
+    status, report = modak("train.json", "-o", ".")
+    assert status == 0 and [f["file"] for f in report["files"]] == ["train.json"]
+    assert (tmp_path / "train.sbatch").is_file()
