@@ -119,9 +119,7 @@ class ActionModule(ActionBase):
         files.check_filename(name)
         remote = RemoteDir(self, task_vars, task.output_dir_of(params, result))
         changed, path, diff = remote.write(name, result.script.text, task.JOB_SCRIPT_MODE)
-        out = task.outcome(params, result, path, changed)
-        if diff is not None:
-            out["diff"] = diff
+        out = task.outcome(params, result, path, changed, diff)
         if result.warnings:
             out["warnings"] = list(result.warnings)
         return out

@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 from ansible_collections.sodalite.modak.plugins.module_utils import (
-    cli_jobs, completion, dsl, files, pipeline, site_profile)
+    cli_jobs, completion, dsl, files, gitops, pipeline, site_profile)
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import (
     DslInvalid, DslProblem, ModakError, SiteInvalid, printable)
@@ -89,7 +89,8 @@ def _parser():
     validate.add_argument("--show", action="store_true",
                           help="print each valid file's canonical document, laid over the site profile")
     optimise = command("optimise", "choose the image and write each DSL's job script into DIR")
-    optimise.add_argument("files", nargs="+", metavar="FILE", help="a DSL document (YAML or JSON)")
+    optimise.add_argument("files", nargs="*", metavar="FILE",
+                          help="DSL files; a script of DIR (or none) renders its DSL again from DIR's manifest")
     optimise.add_argument("-o", "--output-dir", required=True, metavar="DIR",
                           help="directory of the job scripts; '-' prints the one FILE's script to standard output "
                                "and writes nothing")
@@ -100,6 +101,8 @@ def _parser():
     optimise.add_argument("--require-tracked", action="store_true",
                           help="exit 3 when a script was written or is not tracked by git, naming what to add "
                                "(the pre-commit hook)")
+    optimise.add_argument("--prune", action="store_true",
+                          help="remove the scripts of DIR that no DSL writes and that modak wrote (its manifest)")
     recipe = command("recipe", "write the Singularity definition file and Dockerfile of one DSL into DIR")
     recipe.add_argument("file", metavar="FILE", help="a DSL document (YAML or JSON)")
     recipe.add_argument("-o", "--output-dir", required=True, metavar="DIR",
@@ -215,7 +218,7 @@ def _target(output_dir, filename):
 def _place(path, text, check):
     """The job script ``path`` (inside the output directory, _target) placed; True when it changed or would."""
     try:
-        return files.place(os.path.dirname(path), os.path.basename(path), text, 0o755, check) != files.SAME
+        return files.place(os.path.dirname(path), os.path.basename(path), text, 0o700, check) != files.SAME
     except (ModakError, IOError, OSError) as exc:
         raise UsageError("cannot write %s: %s" % (path, exc))
 
@@ -232,10 +235,53 @@ def _dsl_script(args):
     return target, result.script.scheduler
 
 
+def _inputs(args):
+    """(the DSL files to render, the manifest of the output directory): a job script or the manifest of the output
+    directory is not a DSL (the pre-commit hook passes the files it covers); a script the manifest lists that was edited by hand,
+    removed or passed gets its DSL rendered again, which restores it."""
+    try:
+        manifest = gitops.load(args.output_dir)
+    except ModakError as exc:
+        raise UsageError(str(exc))
+    out_dir = os.path.realpath(args.output_dir)
+    paths, scripts = [], []
+    for path in args.files:
+        in_out = os.path.dirname(os.path.realpath(path)) == out_dir
+        ours = path.endswith(gitops.script_suffixes()) or os.path.basename(path) == gitops.MANIFEST
+        (scripts if in_out and ours else paths).append(path)
+    seen = set(os.path.realpath(p) for p in paths)
+    for name, entry in sorted(manifest.items()):
+        again = os.path.basename(name) in [os.path.basename(s) for s in scripts] or gitops.edited(
+            args.output_dir, manifest, name)
+        dsl_path = gitops.dsl_of(args.output_dir, entry)
+        if again and os.path.isfile(dsl_path) and os.path.realpath(dsl_path) not in seen:
+            seen.add(os.path.realpath(dsl_path))
+            paths.append(dsl_path)
+    return paths, manifest
+
+
+def _audit(args, manifest, results, lines):
+    """The manifest after this run, the strays (pruned with --prune: only those modak wrote) and their lines."""
+    written = {result.script.filename: path for path, result in results}
+    found = gitops.strays(args.output_dir, manifest, written)
+    pruned = gitops.prune(args.output_dir, manifest, found, args.check) if args.prune else []
+    verb = "would remove" if args.check else "removed"
+    for name, why, _ours in found:
+        shown = _shown(os.path.join(args.output_dir, name))
+        lines.append("%s: %s %s" % (shown, verb, why) if name in pruned else "stray: %s: %s" % (shown, why))
+    after = gitops.updated(manifest, args.output_dir, [(path, r.script.filename, r.script.text) for path, r in results])
+    for name in pruned:
+        after.pop(name, None)
+    left = [{"script": name, "why": why, "modak_wrote": ours} for name, why, ours in found if name not in pruned]
+    return after, left, pruned
+
+
 def cmd_optimise(args):
-    if args.output_dir == STDOUT and (len(args.files) != 1 or args.check or args.require_tracked):
-        raise UsageError("-o - prints one job script: give one FILE, without --check or --require-tracked")
+    printing = args.output_dir == STDOUT
+    if printing and (len(args.files) != 1 or args.check or args.require_tracked or args.prune):
+        raise UsageError("-o - prints one job script: give one FILE, without --check, --require-tracked or --prune")
     requests, bad, site = [], [], _site(args)
+    args.files, manifest = (args.files, {}) if printing else _inputs(args)
     for path in args.files:                       # validate everything before writing anything
         request, problems = _check(path, site)
         if problems:
@@ -282,11 +328,24 @@ def cmd_optimise(args):
         lines.extend("  warning: %s" % w for w in result.warnings)
         if args.require_tracked and (changed or not _tracked(target)):
             to_add.append(_shown(target))
-    status = CHANGED if args.check and any(r["changed"] for r in report) else OK
+    after, strays, pruned = _audit(args, manifest, results, lines)
+    try:
+        manifest_changed = gitops.save(args.output_dir, after, args.check) if (after or manifest) else False
+    except (ModakError, IOError, OSError) as exc:
+        raise UsageError("cannot write %s: %s" % (gitops.MANIFEST, exc))
+    if args.require_tracked and (after or manifest):
+        shown = os.path.join(args.output_dir, gitops.MANIFEST)
+        if manifest_changed or not _tracked(shown):
+            to_add.append(_shown(shown))
+    status = CHANGED if args.check and (any(r["changed"] for r in report) or manifest_changed or pruned) else OK
+    if strays and (args.check or args.require_tracked):
+        lines.append("scripts no DSL writes: remove them (modak optimise --prune removes those modak wrote)")
+        status = CHANGED
     if to_add:
         lines.append("job scripts to add to git: git add %s" % " ".join(to_add))
         status = CHANGED
-    return status, {"command": "optimise", "valid": True, "files": report, "to_add": to_add}, lines
+    return status, {"command": "optimise", "valid": True, "files": report, "to_add": to_add, "strays": strays,
+                    "pruned": pruned}, lines
 
 
 def _result_report(path, result):

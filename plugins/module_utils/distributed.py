@@ -175,12 +175,13 @@ def _training_problems(job, opt):
         out.append(DslProblem("job.application.mpi_ranks", "disagrees with distributed training: %d node(s) x %d "
                               "process(es) make %d ranks" % (nodes, ppn, nodes * ppn), app["mpi_ranks"],
                               "remove it, or make it node_count x processes_per_node"))
-    for field in ("environment", "environment_expanded"):
+    for field in ("environment", "environment_expanded", "secrets"):
         environment = app.get(field) if isinstance(app.get(field), dict) else {}
         for name in sorted(set(environment) & set(RENDEZVOUS_NAMES)):
             out.append(DslProblem("job.application.%s.%s" % (field, name), "is set by the launch for each rank of "
                                   "a distributed training; a value of the job's would give every rank the same one",
-                                  environment[name], "remove it: the launch sets it (MASTER_PORT follows the job id)"))
+                                  None if field == "secrets" else environment[name],
+                                  "remove it: the launch sets it (MASTER_PORT follows the job id)"))
     return out
 
 

@@ -11,6 +11,7 @@ import traceback
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl_rules, schema
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, DslProblem, nearest, path_str
+from ansible_collections.sodalite.modak.plugins.module_utils.model import SECRET_SHOWN
 
 try:
     import jsonschema
@@ -115,7 +116,14 @@ def problems(doc):
         # the rules are still checked where the schema found nothing wrong in the same place
         seen = set(p.path for p in found)
         found.extend(p for p in _safe_rules(doc) if p.path not in seen)
-    return sorted(found, key=lambda p: p.path)
+    return sorted((_without_secret(p) for p in found), key=lambda p: p.path)
+
+
+def _without_secret(problem):
+    """A problem of application.secrets shown without its value (a secret is never printed)."""
+    if problem.path.startswith("job.application.secrets") and problem.value is not None:
+        return DslProblem(problem.path, problem.message, SECRET_SHOWN, problem.hint)
+    return problem
 
 
 def _safe_rules(doc):

@@ -171,6 +171,8 @@ def build(doc, notes=(), warnings=()):
         minimal_efficiency=raw_app.get("minimal_efficiency"),
         build=Build(build["src"], build["build_command"], build.get("build_parallelism", 1)) if build else None,
         environment=environment,
+        secrets=tuple(sorted((name, kind, ref) for name, form in (raw_app.get("secrets") or {}).items()
+                             for kind, ref in form.items())),
         working_directory=raw_app.get("working_directory"),
         bind_paths=tuple(binds),
         launch_options=tuple(raw_app.get("launch_options") or ())

@@ -56,6 +56,20 @@ def environment_problems(environment, base="job.application.environment"):
     return out
 
 
+def secret_problems(app):
+    """A secret's name is set once: not also in application.environment or environment_expanded."""
+    secrets = app.get("secrets")
+    if not isinstance(secrets, dict):
+        return []
+    out = []
+    for field in ("environment", "environment_expanded"):
+        other = app.get(field) if isinstance(app.get(field), dict) else {}
+        for name in sorted(set(secrets) & set(other), key=str):
+            out.append(DslProblem("job.application.secrets.%s" % name, "is also in application.%s" % field, None,
+                                  "set it in one of them"))
+    return out
+
+
 def expanded_problems(app, base="job.application.environment_expanded"):
     """Values of environment_expanded: one word each (split as a shell would, only $NAME/${NAME} expanded), and no
     name set twice."""
@@ -258,6 +272,8 @@ def document_problems(doc):
     out.extend(environment_problems(app.get("environment")))
     out.extend(environment_problems(app.get("environment_expanded"), "job.application.environment_expanded"))
     out.extend(expanded_problems(app))
+    out.extend(environment_problems(app.get("secrets"), "job.application.secrets"))
+    out.extend(secret_problems(app))
     out.extend(directive_problems(opts.get("extra_directives"), scheduler_of(doc)))
     out.extend(defer_problems(opts.get("defer_job")))
     out.extend(engine_problems(doc))

@@ -48,7 +48,7 @@ _STEPS = 4096           # components, links followed and directories made, in al
 def open_directory(directory, create=False):
     """A descriptor of ``directory`` (absolute, or relative to the working directory), opened one component at a
     time without following a link that another user could have put there (a link in a directory that only its
-    owner, this user or root, can change is followed); None when it is missing (``create``: made, 0755 under the
+    owner, this user or root, can change is followed); None when it is missing (``create``: made, 0700 whatever the
     umask). Anything else than a directory on the way is refused with OutputError."""
     path = os.path.abspath(directory)
     parts = [part for part in path.split("/") if part]
@@ -65,7 +65,7 @@ def open_directory(directory, create=False):
             except OSError as exc:
                 if exc.errno == errno.ENOENT and create:
                     try:
-                        os.mkdir(part, 0o755, dir_fd=fd)
+                        os.mkdir(part, 0o700, dir_fd=fd)   # private: it may hold secrets
                     except FileExistsError:
                         pass
                     parts.insert(0, part)
@@ -343,6 +343,12 @@ def _current(directory, name):
             os.close(fd)
     finally:
         os.close(dir_fd)
+
+
+def read_regular(directory, name):
+    """The bytes of the regular file ``name`` of ``directory``, read without following a link or blocking; None
+    when nothing is there, NOT_REGULAR when something else than a regular file is."""
+    return _current(directory, name)
 
 
 def _text(data):

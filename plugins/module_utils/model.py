@@ -8,6 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
+SECRET_SHOWN = "********"   # what results and reports show for a secret value (Ansible's own mask)
+
+
+class Secret(str):
+    """A secret value (application.secrets' ``value``): written into the private job script only, never returned,
+    reported or shown."""
+
 
 @dataclass(frozen=True)
 class JobOptions:
@@ -67,6 +74,7 @@ class Application:
     minimal_efficiency: Optional[float] = None
     build: Optional[Build] = None
     environment: Tuple[Tuple[str, str], ...] = ()
+    secrets: Tuple[Tuple[str, str, str], ...] = ()   # (name, env|file|value, the variable, path or value)
     working_directory: Optional[str] = None
     bind_paths: Tuple[str, ...] = ()
     launch_options: Tuple[str, ...] = ()   # srun options of the launch (allow-listed), cpu and GPU binding included
@@ -272,7 +280,8 @@ class Settings:
     def as_dict(self):
         return {"nodes": self.nodes, "tasks_per_node": self.tasks_per_node, "ranks": self.ranks,
                 "threads": self.threads, "cpus_per_task": self.cpus_per_task, "launcher": self.launcher,
-                "env": dict(self.env), "gpus": self.gpus, "gpu_vendor": self.gpu_vendor,
+                "env": {k: SECRET_SHOWN if isinstance(v, Secret) else v for k, v in self.env},
+                "gpus": self.gpus, "gpu_vendor": self.gpu_vendor,
                 "container_engine": self.engine, "args": list(self.extra_args), "tasks": self.tasks,
                 "mpi_library": self.mpi_library, "pmi": self.pmi,
                 "distributed": ({"launch": self.distributed.launch, "backend": self.distributed.backend,

@@ -196,6 +196,15 @@ class Registry(object):
             raise box["error"]
         return box["answer"]
 
+    def _may_send_credentials(self, realm):
+        """Credentials go to a token service over https, or over http only on the registry's own host (the one
+        the operator named, any port): a registry cannot have them sent in clear text to another host."""
+        scheme, _sep, rest = realm.partition("://")
+        if scheme.lower() == "https":
+            return True
+        host = re.sub(r":\d+\Z", "", rest.split("/", 1)[0].rpartition("@")[2]).lower()
+        return scheme.lower() == "http" and host == re.sub(r":\d+\Z", "", self.host).lower()
+
     def _fetch_token(self, challenge):
         params = dict(_CHALLENGE.findall(challenge))
         realm = params.get("realm")
@@ -204,6 +213,9 @@ class Registry(object):
         # only what the token service needs: never the challenge's error="insufficient_scope"
         query = dict((k, params[k]) for k in ("service", "scope") if params.get(k))
         auth = (self.username, self.password) if self.username else None
+        if auth and not self._may_send_credentials(realm):
+            raise RegistryError("refusing to send the credentials to the token service %s: plain HTTP to another "
+                                "host than the registry's (%s); the token service must use https" % (realm, self.host))
         try:
             resp = self._call(realm, params=query, auth=auth)
         except requests.exceptions.RequestException as exc:

@@ -242,6 +242,21 @@ APPLICATION = _obj({
                                             "when the job runs, in its shell on the first node: only $NAME and "
                                             "${NAME} outside single quotes are expanded (e.g. "
                                             "NCCL_SOCKET_IFNAME: '${SITE_IFNAME}'); one word."},
+    "secrets": {"type": "object", "maxProperties": 64, "propertyNames": {"pattern": ENV_NAME},
+                "additionalProperties": {"type": "object", "minProperties": 1, "maxProperties": 1,
+                                         "additionalProperties": False, "properties": {
+                                             "env": _s(ENV_NAME, "Read from this variable of the job's environment "
+                                                                 "on the node when the job runs."),
+                                             "file": _s(ABS_PATH, "Read from this file (its text, less the last "
+                                                                  "line break) on the node at run time."),
+                                             "value": {"type": "string", "pattern": ONE_LINE, "maxLength": 4096,
+                                                       "description": "The value itself: written only into the "
+                                                                      "private job script, never into results "
+                                                                      "or reports."}}},
+                "description": "Environment variables holding secrets (tokens, passwords): {NAME: {env: VAR}} or "
+                               "{NAME: {file: /path}} read on the node when the job runs (the value never "
+                               "enters the script), {NAME: {value: text}} written only into the job script "
+                               "(0700); no secret value is returned, reported or shown."},
     "working_directory": _s(ABS_PATH, "Absolute directory to run in (default: the submit directory)."),
     "launch_options": {"type": "array", "maxItems": 32, "items": _s(DIRECTIVE),
                        "description": "srun options of the launch (Slurm), through srun's allow-list: "

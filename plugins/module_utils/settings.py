@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from ansible_collections.sodalite.modak.plugins.module_utils import distributed, frameworks, mpi, scaling
+from ansible_collections.sodalite.modak.plugins.module_utils import distributed, frameworks, mpi, scaling, secrets
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Settings
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
@@ -164,6 +164,7 @@ def plan(req, choice, advice=None):
     env.extend(fw_env)
     notes.extend(fw_notes)
     user = dict(app.environment)
+    user.update(secrets.env_pairs(app))
     env = [(k, v) for k, v in env if k not in user] + sorted(user.items())
     run = Settings(nodes=nodes, tasks_per_node=tpn, ranks=ranks, threads=threads, launcher=launcher,
                    env=tuple(env), cpus_per_task=cpus_per_task, gpus=gpus, gpu_vendor=vendor,

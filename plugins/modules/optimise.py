@@ -355,10 +355,11 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.validation import check_type_path
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline, site_profile
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline, secrets, site_profile
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.tasks.optimise import (
-    ARGUMENT_SPEC, JOB_SCRIPT_MODE, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, catalog_of, outcome, output_dir_of)
+    ARGUMENT_SPEC, JOB_SCRIPT_MODE, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, catalog_of, outcome, output_dir_of,
+    secret_values)
 
 # the registry reader (with requests) and the performance model load only when a task names registries or a store:
 # a plain optimise does not pay for importing them
@@ -369,6 +370,7 @@ def run(module):
     """On the host: what the action plugin hands here when the task needs the host's results store."""
     params = module.params
     document = params["dsl"] if params["dsl"] is not None else dsl.load_file(params["dsl_file"])
+    module.no_log_values.update(secrets.document_values(document))   # masked in every result, a failure's too
     records = host = None
     if params["results_store"]:
         from ansible_collections.sodalite.modak.plugins.module_utils.perf import store as perf_store
@@ -383,10 +385,10 @@ def run(module):
     path = os.path.join(directory, name)
     content = result.script.text
     before = files.read_for_diff(directory, name) if module._diff else None
+    module.no_log_values.update(secret_values(result))   # masked in every result Ansible returns (invocation too)
     changed = files.place(directory, name, content, JOB_SCRIPT_MODE, module.check_mode) != files.SAME
-    out = outcome(params, result, path, changed)
-    if module._diff:
-        out["diff"] = dict(before=before, after=content, before_header=path, after_header=path)
+    diff = dict(before=before, after=content, before_header=path, after_header=path) if module._diff else None
+    out = outcome(params, result, path, changed, diff)
     for warning in result.warnings:
         module.warn(warning)
     return out

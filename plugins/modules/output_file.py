@@ -31,7 +31,7 @@ description:
 options:
   output_dir:
     description:
-      - Directory of the managed host (created when missing, 0755 under the umask). C(~) is expanded on the host;
+      - Directory of the managed host (created when missing, 0700 whatever the umask). C(~) is expanded on the host;
         a relative path is taken in the directory the module runs in.
     type: path
     required: true

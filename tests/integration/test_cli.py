@@ -165,7 +165,7 @@ def test_pre_commit_hooks_run_as_pre_commit_runs_them(tmp_path, bad):
     assert (tmp_path / "jobs" / "mnist-train.sbatch").is_file()
     done = run(hooks["modak-optimise"], "train.yaml")             # written but still not in git: fails again
     assert done.returncode == 3 and "git add jobs/mnist-train.sbatch" in done.stdout
-    git(tmp_path, "add", "train.yaml", "jobs/mnist-train.sbatch")
+    git(tmp_path, "add", "train.yaml", "jobs/mnist-train.sbatch", "jobs/modak-manifest.json")
     assert run(hooks["modak-optimise"], "train.yaml").returncode == 0
     text = (tmp_path / "train.yaml").read_text().replace("--epochs 5", "--epochs 6")
     (tmp_path / "train.yaml").write_text(text)                    # a changed DSL: its script changes

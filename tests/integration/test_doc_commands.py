@@ -99,7 +99,7 @@ WHERE = {
 }
 WHERE.update({"ansible-doc sodalite.modak.%s" % name: "checkout" for name in (
     "optimise", "batch_job", "container_recipe", "container_build_plan", "async_wait", "perf_model", "autotune",
-    "output_file")})
+    "output_file", "created_files")})
 
 
 def commands(path):

@@ -56,7 +56,7 @@ def test_it_writes_once_then_changes_nothing(tmp_path):
     assert result["changed"] is True
     script = tmp_path / "out" / "resnet.pbs"
     assert result["job_script"] == str(script) and script.read_text() == result["job_script_content"]
-    assert stat.S_IMODE(os.stat(str(script)).st_mode) == 0o755
+    assert stat.S_IMODE(os.stat(str(script)).st_mode) == 0o700     # private: it may hold secrets
     rc, out, again = run(tmp_path)
     assert rc == 0 and again["changed"] is False, out
     rc, out, checked = run(tmp_path, "--diff", check=True)
@@ -71,7 +71,7 @@ def test_a_mode_changed_by_hand_is_put_back_and_check_mode_sees_it(tmp_path):
     assert checked["changed"] is True and stat.S_IMODE(os.stat(str(script)).st_mode) == 0o600
     inode = os.stat(str(script)).st_ino
     _rc, _out, fixed = run(tmp_path)
-    assert fixed["changed"] is True and stat.S_IMODE(os.stat(str(script)).st_mode) == 0o755
+    assert fixed["changed"] is True and stat.S_IMODE(os.stat(str(script)).st_mode) == 0o700
     assert os.stat(str(script)).st_ino == inode          # the content was the same: only the mode changed
     _rc, _out, checked = run(tmp_path, check=True)
     assert checked["changed"] is False

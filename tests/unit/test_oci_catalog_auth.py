@@ -10,7 +10,7 @@ import requests
 from ansible_collections.sodalite.modak.plugins.module_utils import oci_catalog
 
 URL = "http://registry.test:5000"
-REALM = "http://auth.test/token"
+REALM = "https://auth.test/token"   # credentials go to a token service of another host over https only
 SECRET = "Pa55-unit-s3cret"
 
 
@@ -88,8 +88,8 @@ def test_the_challenge_error_is_not_sent_to_the_token_service():
 
 
 @pytest.mark.parametrize("answer, said", [
-    (Response(401, {"errors": []}), "token service http://auth.test/token refused the credentials (401)"),
-    (Response(500, {}), "token service http://auth.test/token answered 500"),
+    (Response(401, {"errors": []}), "token service https://auth.test/token refused the credentials (401)"),
+    (Response(500, {}), "token service https://auth.test/token answered 500"),
     (Response(200, ValueError("no JSON")), "did not answer JSON"),
     (Response(200, {"nothing": 1}), "returned no token"),
     (requests.exceptions.ConnectionError("refused, password %s" % SECRET), "cannot reach the token service"),

@@ -76,8 +76,10 @@ class Recipe(object):
         return out
 
     def catalog_entry(self, uri):
-        """The catalog entry (catalog/images.yaml form) of an image built from this recipe."""
-        entry = {"name": self.name, "uri": uri}
+        """The catalog entry (catalog/images.yaml form) of an image built from this recipe, named as its image is:
+        the recipe name and the first 12 digits of its hash (two applications' recipes of one name are two
+        entries; a catalog keeps one entry per name)."""
+        entry = {"name": "%s-%s" % (self.name, self.sha256[:12]), "uri": uri}
         for key in ("framework", "version", "kind", "build", "arch", "isa", "accelerator", "cuda", "rocm", "app"):
             if self.attributes.get(key) is not None:
                 entry[key] = self.attributes[key]

@@ -67,7 +67,8 @@ def problem(scheduler, directive, launch=False):
     values = allowed[key]
     if value is not None and len(value.split(" ")) > (2 if values == 2 else 1):
         return ("%s takes %s" % (key, "two words" if values == 2 else "one value"), "one option per item")
-    if isinstance(values, tuple) and (value or "").split("=")[0] not in values:
+    if isinstance(values, tuple) and any(item.split("=")[0] not in values for item in (value or "").split(",")):
+        # qsub applies every name=value of a comma list (-W umask=077,stageout=...): each is checked
         return ("%s accepts only %s here" % (key, ", ".join(v or "no value" for v in values)),
                 "see docs/robustness.md")
     return None

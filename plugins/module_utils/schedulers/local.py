@@ -61,18 +61,37 @@ def syntax_argv(script):
     return ["bash", "-n", script]
 
 
-def _alive(pid):
+def _proc_stat(pid):
+    """The fields of /proc/<pid>/stat after the command name (state first); None when there is no such process."""
     try:
         with open("/proc/%d/stat" % pid) as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+            return handle.read().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
+        return None
+
+
+def start_time(pid):
+    """When the process ``pid`` started (clock ticks after boot, proc(5) field 22), as text; '' when it is gone.
+    A pid with another start time is another process: the pid was reused (as psutil and systemd tell them apart)."""
+    fields = _proc_stat(pid)
+    return fields[19] if fields and len(fields) > 19 else ""
+
+
+def _alive(pid, started=None):
+    """True when ``pid`` runs (not a zombie) and, with ``started`` (start_time at submission), is still the same
+    process; without a recorded start time a process is never taken for the job."""
+    fields = _proc_stat(pid)
+    if not fields or fields[0] == "Z":
         return False
+    return started is not None and len(fields) > 19 and fields[19] == started
 
 
 class Local(Scheduler):
     """The script runs with bash in its own session in the background; the job id is the process id.
 
-    Files in ``<chdir>/.modak/``: ``<id>.pid``, ``<id>.rc`` (written when the script ends), ``<id>.cancelled``
+    Files in ``<chdir>/.modak/``: ``<id>.pid`` (the id, the name, the declared outputs and the process's start
+    time, so that a reused pid is never taken for the job), ``<id>.rc`` (written when the script ends),
+    ``<id>.cancelled``
     (written by a cancel); output goes to ``<chdir>/<name>.o<id>`` and ``<chdir>/<name>.e<id>``.
     """
 
@@ -147,9 +166,15 @@ class Local(Scheduler):
             raise SubmitError("cannot start bash: %s" % exc, cmd=argv)
         job_id = str(proc.pid)
         out, err = declared_outputs(script)
-        with open(self._file(job_id, "pid"), "w") as handle:
-            handle.write("%s\n%s\n%s\n%s\n" % (job_id, name, out or "", err or ""))
+        with open(self._file(job_id, "pid"), "w") as handle:   # the start time tells a reused pid apart
+            handle.write("%s\n%s\n%s\n%s\n%s\n" % (job_id, name, out or "", err or "", start_time(proc.pid)))
         return job_id
+
+    def _started(self, job_id):
+        """The start time recorded at submission (None for a record without one: never taken for the job)."""
+        with open(self._file(job_id, "pid")) as handle:
+            lines = handle.read().splitlines()
+        return lines[4] if len(lines) > 4 and lines[4] else None
 
     def cancel(self, job_id):
         if not str(job_id).isdigit() or not os.path.exists(self._file(job_id, "pid")):
@@ -157,7 +182,7 @@ class Local(Scheduler):
         pid = int(job_id)
         self.runner.record(["kill", "-TERM", "--", "-%d" % pid])
         open(self._file(job_id, "cancelled"), "w").close()
-        if _alive(pid):
+        if _alive(pid, self._started(job_id)):      # a reused pid is another user's process group: not signalled
             try:
                 os.killpg(pid, signal.SIGTERM)
             except OSError:
@@ -177,7 +202,7 @@ class Local(Scheduler):
         started = os.path.getmtime(self._file(job_id, "pid"))
         rc_file = self._file(job_id, "rc")
         cancelled = os.path.exists(self._file(job_id, "cancelled"))
-        if _alive(int(job_id)) and not os.path.exists(rc_file):
+        if _alive(int(job_id), lines[4] if len(lines) > 4 and lines[4] else None) and not os.path.exists(rc_file):
             return JobStatus(job_id=job_id, state="RUNNING", active=True, stdout_path=stdout, stderr_path=stderr,
                              elapsed=int(time.time() - started), name=name)
         code = None

@@ -129,6 +129,9 @@ class PbsPro(PbsFamily):
             if value:
                 cannot(problems, field, "PBS Pro", what + " portably", value,
                        "use the site's resource in extra_directives ('-l NAME=VALUE')")
+        if options.mem_per_gpu_mb and not settings.gpus:
+            cannot(problems, "memory_per_gpu", "PBS Pro", "memory per GPU for a job without GPUs",
+                   options.mem_per_gpu_mb, "ask for GPUs (request_gpus), or give memory_limit instead")
         if options.scratch_mb and not options.scratch_resource:
             cannot(problems, "local_scratch", "PBS Pro", "node-local scratch without the site's resource name",
                    options.scratch_mb, "set job_options.local_scratch_resource (the chunk resource the site defines)")

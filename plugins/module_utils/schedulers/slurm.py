@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
@@ -44,11 +45,11 @@ ALLOWED_OPTIONS = dict.fromkeys((
     "--cores-per-socket", "--cpu-freq", "--cpus-per-gpu", "--deadline", "--delay-boot", "--distribution", "--exclude",
     "--exclusive", "--extra", "--extra-node-info", "--gpu-bind", "--gpu-freq", "--gpus", "--gpus-per-node",
     "--gpus-per-socket", "--gpus-per-task", "--gres", "--gres-flags", "--hint", "--hold", "--ignore-pbs",
-    "--kill-on-invalid-dep", "--licenses", "--mcs-label", "--mem-bind", "--mem-per-gpu", "--mincpus", "--network",
+    "--kill-on-invalid-dep", "--licenses", "--mcs-label", "--mem-bind", "--mincpus", "--network",
     "--nice", "--no-kill", "--no-requeue", "--ntasks-per-core", "--ntasks-per-gpu", "--ntasks-per-socket",
     "--open-mode", "--overcommit", "--oversubscribe", "--power", "--prefer", "--priority", "--profile", "--propagate",
     "--reboot", "--requeue", "--reservation", "--segment", "--signal", "--sockets-per-node", "--spread-job",
-    "--switches", "--thread-spec", "--threads-per-core", "--time-min", "--tmp", "--tres-per-task", "--use-min-nodes",
+    "--switches", "--thread-spec", "--threads-per-core", "--time-min", "--tres-per-task", "--use-min-nodes",
     "--wckey",
     # short forms: -B extra-node-info, -G gpus, -H hold, -L licenses, -M clusters, -O overcommit, -S core-spec,
     # -k no-kill, -m distribution, -s oversubscribe, -x exclude
@@ -79,7 +80,8 @@ TYPED_OPTIONS = {
     "--dependency": "job_dependency", "-d": "job_dependency", "--begin": "defer_job", "-b": "defer_job",
     "--mail-type": "request_event_notification", "--mail-user": "email_address",
     "--export": "copy_environment_variable", "--nodelist": "request_specific_nodes", "-w": "request_specific_nodes",
-    "--constraint": "architecture_constraint", "-C": "architecture_constraint"}
+    "--constraint": "architecture_constraint", "-C": "architecture_constraint",
+    "--mem-per-gpu": "memory_per_gpu", "--tmp": "local_scratch"}
 
 
 # -- submission: sbatch --parsable, squeue/scontrol show job -o, then sacct -c (the job-completion log) -------------
@@ -143,6 +145,9 @@ def owned_by_us(fields, name, script_path):
     user = (fields.get("UserId") or "").partition("(")[2].rstrip(")")
     return (user == str(os.getuid()) and fields.get("JobName") == name
             and (script_path is None or fields.get("Command") == script_path))
+
+
+_CLUSTER_ID = re.compile(r"^(\d+);[A-Za-z0-9_.-]{1,64}\Z")     # sbatch --parsable on a multi-cluster site
 
 
 def parse_job_id(out):
@@ -221,7 +226,10 @@ class Slurm(Scheduler):
 
     @classmethod
     def after_args(cls, after):
-        """--dependency, and a job whose dependency can never be met is cancelled instead of pending for ever."""
+        """--dependency, and a job whose dependency can never be met is cancelled instead of pending for ever. An id
+        as sbatch --parsable prints it on a multi-cluster site ('42;cluster1', the staging and build jobs' ids
+        alike) waits for '42': --dependency takes the id alone."""
+        after = [(_CLUSTER_ID.sub(r"\1", job), kind) for job, kind in after]
         words = super(Slurm, cls).after_args(after)
         return words + ["--kill-on-invalid-dep=yes"] if words else words
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from ansible_collections.sodalite.modak.plugins.module_utils import jobspec, recipe_images, site_profile
+from ansible_collections.sodalite.modak.plugins.module_utils import jobspec, recipe_images, secrets, site_profile
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
@@ -40,7 +40,7 @@ ARGUMENT_SPEC = dict(
 )
 REQUIRED_ONE_OF = [("dsl", "dsl_file")]
 MUTUALLY_EXCLUSIVE = [("dsl", "dsl_file"), ("catalog", "catalog_data")] + site_profile.TASK_EXCLUSIVE
-JOB_SCRIPT_MODE = 0o755
+JOB_SCRIPT_MODE = 0o700     # the script may hold secrets (application.secrets value, environment): its user's only
 DEFAULT_OUTPUT_DIR = "~/modak-jobs"
 
 
@@ -100,10 +100,11 @@ def _target(result):
     return {_TARGET_KEYS.get(key, key): value for key, value in dataclasses.asdict(result.request.target).items()}
 
 
-def outcome(params, result, path, changed):
-    """The task's result for the pipeline's ``result`` written to ``path`` (the documented RETURN)."""
+def outcome(params, result, path, changed, diff=None):
+    """The task's result for the pipeline's ``result`` written to ``path`` (the documented RETURN), every secret
+    value of the DSL (application.secrets) masked, the script's text and ``diff`` included."""
     image, build = _image(result, params["build_lookup_timeout"], params["build_base_image"])
-    return dict(
+    out = dict(
         changed=changed,
         image=image,
         availability=image["availability"],
@@ -120,6 +121,14 @@ def outcome(params, result, path, changed):
         image_stage=result.extra.get("stage") or "",
         image_stage_job=stage_job(result, path),
     )
+    if diff is not None:
+        out["diff"] = diff
+    return secrets.redact(out, secret_values(result))
+
+
+def secret_values(result):
+    """The secret values of the pipeline's ``result`` that no result, report or play output may show."""
+    return secrets.values(result.request.app)
 
 
 def stage_job(result, path):
