@@ -201,6 +201,26 @@ class Slurm(Scheduler):
     launch_typed_options = LAUNCH_TYPED_OPTIONS
     node_cpus_var = "SLURM_CPUS_ON_NODE"     # sbatch(1), OUTPUT ENVIRONMENT VARIABLES
     task_cpus_var = "SLURM_CPUS_PER_TASK"   # set when --cpus-per-task is given
+    # job.resilience: sbatch(1) sets SLURM_RESTART_COUNT once the job was requeued; --signal=B: signals the batch
+    # shell alone, which forwards the program's signal; scontrol(1) requeue puts the job back (PENDING, then
+    # BeginTime for about two minutes)
+    restart_count_var = "SLURM_RESTART_COUNT"
+    limit_signal = "USR1"
+    requeue_line = 'scontrol requeue "$SLURM_JOB_ID"'
+    resilience_options = ("--signal", "--requeue", "--no-requeue", "--open-mode")
+
+    def resilience_directives(self, res):
+        """USR1 to the batch shell lead_s before the limit (Slurm may send it up to 60 s earlier), rerunnable
+        (preemption with PreemptMode=REQUEUE, a lost node, scontrol requeue), and one output file for every
+        segment (appended, not truncated, when the job starts again)."""
+        lead = ["--signal=B:%s@%d" % (self.limit_signal, min(res.lead_s, 65535))] if res.lead_s else []
+        return lead + ["--requeue", "--open-mode=append"]
+
+    def forward_line(self, signal):
+        """scancel(1) without --batch or --full signals every step of the job, not the batch shell: each task of the
+        launch (a rank, or a node's torchrun) gets the signal, srun's own handling of TERM (killing the step) is
+        not involved."""
+        return 'scancel --signal=%s "$SLURM_JOB_ID"' % signal
 
     def dependency_lines(self, dependency, problems):
         return [opt("--dependency={0}", ",".join(dependency) if dependency else None)]
