@@ -175,6 +175,11 @@ def exit_code(text):
     return 128 + signal if signal and not code else code
 
 
+def _count(text):
+    """scontrol's Restarts=N (the job's requeues: scontrol(1)) as an int; None when absent or not a number."""
+    return int(text) if text and text.isdigit() else None
+
+
 def _base_state(state):
     # 'CANCELLED by 0' is printed by sacct; JobState may carry flags after '+'
     return state.split()[0].split("+")[0] if state else "UNKNOWN"
@@ -321,7 +326,9 @@ class Slurm(Scheduler):
                              exit_code=None if state in ACTIVE_STATES else exit_code(fields.get("ExitCode")),
                              stdout_path=fields.get("StdOut"), stderr_path=fields.get("StdErr"),
                              elapsed=elapsed_seconds(fields.get("RunTime")), name=fields.get("JobName"),
-                             comment=fields.get("Comment"), raw=fields)
+                             comment=fields.get("Comment"), raw=fields, restarts=_count(fields.get("Restarts")),
+                             nodes=fields.get("NodeList") or None,
+                             restarts_from="scontrol show job: Restarts=" if "Restarts" in fields else None)
         if "Invalid job id" not in (err + out):
             raise SubmitError("scontrol failed (rc %d): %s" % (rc, (err or out).strip()), cmd=show_argv(job_id),
                               rc=rc, stdout=out, stderr=err)
