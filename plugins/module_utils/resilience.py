@@ -190,16 +190,23 @@ def run_lines(run, res, backend, signal, via_steps):
               'while kill -0 "$MODAK_LAUNCH" 2>/dev/null; do wait "$MODAK_LAUNCH" || true; done',
               'wait "$MODAK_LAUNCH" && MODAK_RC=0 || MODAK_RC=$?',
               '[ -z "$MODAK_STOP" ] || echo "modak: the launch ended with status $MODAK_RC after the $MODAK_STOP signal" >&2']
+    causes = []
     if "time_limit" in res.requeue_on and backend.requeue_line:
-        condition = ['[ "$MODAK_STOP" = limit ]', '[ "$%s" -lt "$%s" ]' % (RESTART_VAR, MAX_VAR)]
+        causes.append('[ "$MODAK_STOP" = limit ] && MODAK_WHY="the time limit"')
+    if "preemption" in res.requeue_on and backend.requeue_line and backend.preempted_test:
+        # a job that ends by itself within the preemption's grace time is not requeued by the scheduler
+        causes.append('[ "$MODAK_STOP" = term ] && %s && MODAK_WHY="a preemption"' % backend.preempted_test)
+    if causes:
+        lines.append("MODAK_WHY=")
+        lines += ["%s || true" % cause for cause in causes]
+        condition = ['[ -n "$MODAK_WHY" ]', '[ "$%s" -lt "$%s" ]' % (RESTART_VAR, MAX_VAR)]
         if res.total_s:
             lines += ['MODAK_TRAINED=$(( $(cat "$%s/%s" 2>/dev/null || echo 0) + SECONDS ))'
                       % (CHECKPOINT_VAR, TRAINED_FILE),
                       'echo "$MODAK_TRAINED" >"$%s/%s"' % (CHECKPOINT_VAR, TRAINED_FILE)]
             condition.append('[ "$MODAK_TRAINED" -lt %d ]' % res.total_s)
         lines += ["if %s; then" % " && ".join(condition),
-                  '  echo "modak: requeued at the time limit: restart $((%s + 1)) of $%s" >&2'
-                  % (RESTART_VAR, MAX_VAR),
+                  '  echo "modak: requeued after $MODAK_WHY: restart $((%s + 1)) of $%s" >&2' % (RESTART_VAR, MAX_VAR),
                   "  %s" % backend.requeue_line,
                   "fi"]
     return lines

@@ -44,7 +44,10 @@ def test_slurm_writes_the_signal_the_requeue_and_one_output_file(catalog):
     text = result.script.text
     assert "trap 'modak_stop limit' USR1\ntrap 'modak_stop term' TERM\n" in text
     assert '  kill -s USR1 "$MODAK_LAUNCH" 2>/dev/null || true\n' in text    # one process, no srun step
-    assert ('if [ "$MODAK_STOP" = limit ] && [ "$MODAK_RESTART_COUNT" -lt "$MODAK_MAX_RESTARTS" ]; then\n'
+    assert '[ "$MODAK_STOP" = limit ] && MODAK_WHY="the time limit" || true\n' in text
+    assert ('[ "$MODAK_STOP" = term ] && [[ "$(scontrol show job -o "$SLURM_JOB_ID" 2>/dev/null)" == '
+            '*" PreemptTime="[0-9]* ]] && MODAK_WHY="a preemption" || true\n') in text
+    assert ('if [ -n "$MODAK_WHY" ] && [ "$MODAK_RESTART_COUNT" -lt "$MODAK_MAX_RESTARTS" ]; then\n'
             in text)
     assert '  scontrol requeue "$SLURM_JOB_ID"\nfi\nexit "$MODAK_RC"\n' in text
     assert any("resilience: requeued on time_limit, preemption, node_failure, 3 restart(s) at most" in line
@@ -142,17 +145,20 @@ def test_the_example_shows_the_section_and_its_script_lints(catalog, tmp_path):
     lint(text, tmp_path, result.script.filename)
 
 
-def run_script(text, tmp_path, restart_count, signal_after=1.0):
-    """Run the rendered script (a bare run, the program's process signalled by the script) with a fake scontrol;
-    Slurm's lead-time signal, USR1, is sent to the batch shell."""
+def run_script(text, tmp_path, restart_count, sig=signal.SIGUSR1, preempt_time="None", signal_after=1.0):
+    """Run the rendered script (a bare run, the program's process signalled by the script) with a fake scontrol
+    (``scontrol show job`` says PreemptTime=``preempt_time``); ``sig`` is sent to the batch shell: USR1 as Slurm's
+    --signal=B:USR1 sends it, TERM as a preemption or scancel does."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    (bin_dir / "scontrol").write_text('#!/bin/bash\necho "scontrol $*" >>"$CALLS"\n')
+    (bin_dir / "scontrol").write_text('#!/bin/bash\nif [ "$1" = show ]; then echo "JobId=42 JobState=RUNNING '
+                                      'PreemptTime=%s Partition=p"; exit 0; fi\necho "scontrol $*" >>"$CALLS"\n'
+                                      % preempt_time)
     (bin_dir / "scontrol").chmod(0o755)
     program = tmp_path / "program.sh"
     program.write_text(textwrap.dedent("""\
         #!/bin/bash
-        trap 'echo "checkpoint written in $MODAK_CHECKPOINT_DIR at restart $MODAK_RESTART_COUNT"; exit 138' USR1
+        trap 'echo "checkpoint written in $MODAK_CHECKPOINT_DIR at restart $MODAK_RESTART_COUNT"; exit 138' USR1 TERM
         sleep 30 & wait
         """))
     program.chmod(0o755)
@@ -164,7 +170,7 @@ def run_script(text, tmp_path, restart_count, signal_after=1.0):
     proc = subprocess.Popen(["bash", str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=str(tmp_path))
     time.sleep(signal_after)
-    proc.send_signal(signal.SIGUSR1)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=30)
     return proc.returncode, out, err, calls.read_text() if calls.exists() else ""
 
@@ -178,4 +184,16 @@ def test_the_trap_forwards_waits_for_the_checkpoint_and_requeues_while_restarts_
     assert "checkpoint written in %s/checkpoints/t at restart %d" % (tmp_path, restarts) in out, (out, err)
     assert rc == 138      # the program's status: the job ended on the signal
     assert ("scontrol requeue 42" in calls) is requeued
-    assert ("modak: requeued at the time limit: restart %d of 3" % (restarts + 1) in err) is requeued
+    assert ("modak: requeued after the time limit: restart %d of 3" % (restarts + 1) in err) is requeued
+
+
+@pytest.mark.parametrize("preempt_time, requeued", [("2026-11-27T04:14:50", True), ("None", False)])
+def test_after_term_the_job_requeues_itself_only_when_preempted(preempt_time, requeued, catalog, tmp_path):
+    """A job that ends within the preemption's grace time is not requeued by Slurm (PreemptMode=REQUEUE): it requeues
+    itself when scontrol shows a PreemptTime; a TERM of scancel (PreemptTime=None) ends it."""
+    text = pipeline.optimise(training(launcher="none", container_runtime=""), catalog).script.text
+    rc, out, err, calls = run_script(text, tmp_path, 0, signal.SIGTERM, preempt_time)
+    assert "checkpoint written in" in out and rc == 138, (out, err)
+    assert "modak: term signal: forwarding USR1 to the ranks" in err
+    assert ("scontrol requeue 42" in calls) is requeued
+    assert ("modak: requeued after a preemption: restart 1 of 3" in err) is requeued

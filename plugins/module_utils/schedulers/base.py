@@ -161,6 +161,7 @@ class Scheduler(object):
     restart_count_var = None
     limit_signal = None
     requeue_line = None
+    preempted_test = None        # a shell test that succeeds while the scheduler preempts the job
     resilience_options = ()      # the raw options job.resilience writes itself (refused in extra_directives then)
 
     def resilience_directives(self, res):

@@ -212,6 +212,9 @@ class Slurm(Scheduler):
     restart_count_var = "SLURM_RESTART_COUNT"
     limit_signal = "USR1"
     requeue_line = 'scontrol requeue "$SLURM_JOB_ID"'
+    # scontrol(1) shows PreemptTime= once the controller chose the job for preemption (None before); a job that
+    # ends by itself within the partition's GraceTime is not requeued by PreemptMode=REQUEUE: it requeues itself
+    preempted_test = '[[ "$(scontrol show job -o "$SLURM_JOB_ID" 2>/dev/null)" == *" PreemptTime="[0-9]* ]]'
     resilience_options = ("--signal", "--requeue", "--no-requeue", "--open-mode")
 
     def resilience_directives(self, res):

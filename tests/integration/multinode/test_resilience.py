@@ -142,7 +142,7 @@ def test_the_time_limit_signals_checkpoints_requeues_and_resumes_to_the_same_los
     assert int(fields.get("Restarts", "0")) >= 1, fields
     assert "modak: limit signal: forwarding USR1 to the ranks" in output
     assert re.search(r"^checkpoint rank=0 step=\d+ signal=SIGUSR1$", output, re.M), output[-4000:]
-    assert "modak: requeued at the time limit: restart 1 of 3" in output
+    assert "modak: requeued after the time limit: restart 1 of 3" in output
     assert re.search(r"^resume rank=1 step=\d+$", output, re.M), output[-4000:]
     assert losses(output) == reference
     script = open(jobs["scripts"]["limited"]).read()
@@ -151,11 +151,13 @@ def test_the_time_limit_signals_checkpoints_requeues_and_resumes_to_the_same_los
 
 def test_a_preempted_job_is_requeued_and_resumes_to_the_same_loss(cluster, jobs):
     """A job of the partition multinode (PriorityTier=1, GraceTime=30) is preempted by one of the partition urgent
-    (PriorityTier=2) that wants its nodes whole: Slurm sends it TERM (the trap forwards TERM to the ranks, which
-    checkpoint) and requeues it (PreemptMode=REQUEUE, --requeue); it resumes from the checkpoint, the one written on
-    TERM or, without the grace time, the last one of every 5 steps, and ends with the uninterrupted run's loss."""
+    (PriorityTier=2) that wants its nodes whole: Slurm sends TERM (the trap forwards the program's signal, USR1, to
+    the ranks, which checkpoint); the job ends within the grace time, which PreemptMode=REQUEUE does not requeue, so
+    the script requeues itself (scontrol shows PreemptTime); it resumes from the checkpoint and ends with the
+    uninterrupted run's loss. It starts once the other jobs have ended, so that only it is preempted."""
     whole = wait_ended(cluster, jobs["ids"]["whole"], 600)
     assert whole["JobState"] == "COMPLETED"
+    wait_ended(cluster, jobs["ids"]["limited"], 900)
     reference = losses(output_of(jobs, "whole"))
     started = time.monotonic()
     script = write_job(cluster, "preempted", "00:10:00", LEAD_S, every=5)
@@ -177,5 +179,9 @@ def test_a_preempted_job_is_requeued_and_resumes_to_the_same_loss(cluster, jobs)
     assert fields["JobState"] == "COMPLETED", (fields, output[-6000:])
     assert int(fields.get("Restarts", "0")) >= 1, fields
     assert re.search(r"^resume rank=0 step=\d+$", output, re.M), output[-4000:]
-    assert "modak: requeued at the time limit" not in output        # Slurm requeued it, not the script
+    # Slurm does not requeue a job that ends within its GraceTime: the script requeues itself, seeing PreemptTime
+    assert "modak: term signal: forwarding USR1 to the ranks" in output
+    # the ranks get TERM from Slurm itself too (every step's processes): either signal stops them
+    assert re.search(r"^checkpoint rank=0 step=\d+ signal=SIG(USR1|TERM)$", output, re.M), output[-4000:]
+    assert "modak: requeued after a preemption: restart 1 of 3" in output
     assert losses(output) == reference
