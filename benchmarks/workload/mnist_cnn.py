@@ -406,8 +406,8 @@ def run(args):
         if signum or (args.checkpoint_every and checkpoint.path and (i + 1) % args.checkpoint_every == 0):
             checkpoint.save(i + 1, model, opt, losses)
         if signum:
-            sys.stdout.write("checkpoint rank=%d step=%d signal=%s\n" % (ranks.rank, i + 1,
-                                                                        signal.Signals(signum).name))
+            name = signal.Signals(signum).name
+            sys.stdout.write("checkpoint rank=%d step=%d signal=%s\n" % (ranks.rank, i + 1, name))
             sys.stdout.flush()
             ranks.finish()
             raise Stopped(signum)

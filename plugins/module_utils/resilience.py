@@ -111,8 +111,8 @@ def problems(doc, scheduler, duration):
     signal = section.get("signal")
     launcher = _launcher(job)
     if signal and launcher in launchers.PER_NODE and signal not in PER_NODE_SIGNALS:
-        out.append(DslProblem(BASE + ".signal", "%s dies on %s instead of passing it to its workers" % (launcher, signal),
-                              signal, "use TERM (the default for %s)" % launcher))
+        out.append(DslProblem(BASE + ".signal", "%s dies on %s instead of passing it to its workers"
+                              % (launcher, signal), signal, "use TERM (the default for %s)" % launcher))
     return out
 
 
@@ -189,7 +189,8 @@ def run_lines(run, res, backend, signal, via_steps):
               "# a trapped signal ends a wait early: wait again until the launch has ended, then take its status",
               'while kill -0 "$MODAK_LAUNCH" 2>/dev/null; do wait "$MODAK_LAUNCH" || true; done',
               'wait "$MODAK_LAUNCH" && MODAK_RC=0 || MODAK_RC=$?',
-              '[ -z "$MODAK_STOP" ] || echo "modak: the launch ended with status $MODAK_RC after the $MODAK_STOP signal" >&2']
+              '[ -z "$MODAK_STOP" ] || echo "modak: the launch ended with status $MODAK_RC after the $MODAK_STOP signal"'
+              ' >&2']
     causes = []
     if "time_limit" in res.requeue_on and backend.requeue_line:
         causes.append('[ "$MODAK_STOP" = limit ] && MODAK_WHY="the time limit"')

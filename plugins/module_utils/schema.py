@@ -403,9 +403,9 @@ RESILIENCE = _obj({
     "checkpoint_dir": _s(CHECKPOINT_DIR, "Where the program writes its checkpoints (MODAK_CHECKPOINT_DIR): absolute, "
                                          "or relative to the job's working directory; default checkpoints/<job_name>. "
                                          "Every node must see it."),
-    "total_training_time": dict(_DURATION, description="The whole training's time, longer than one job may run: "
-                                                        "modak requeues while restarts remain and the segments' time "
-                                                        "together is less than this. Needs wall_time_limit."),
+    "total_training_time": dict(_DURATION, description=(
+        "The whole training's time, longer than one job may run: modak requeues while restarts remain and the "
+        "segments' time together is less than this. Needs wall_time_limit.")),
 }, title="resilience", description=(
     "Long training that outlives its time limit, a preemption or a lost node: the scheduler signals the job before "
     "its limit, the job forwards the signal to every rank, waits for the checkpoint and requeues itself while "

@@ -1,5 +1,5 @@
-"""job.resilience: the DSL's rules by path, what each scheduler writes, the forwarding trap of the Slurm script (bash -n,
-shellcheck, and run for real with fake scancel/scontrol), the example."""
+"""job.resilience: the DSL's rules by path, what each scheduler writes, the forwarding trap of the Slurm script
+(bash -n, shellcheck, and run for real with a fake scontrol), the example."""
 
 from __future__ import annotations
 
@@ -176,8 +176,8 @@ def run_script(text, tmp_path, restart_count, sig=signal.SIGUSR1, preempt_time="
 
 
 @pytest.mark.parametrize("restarts, requeued", [(0, True), (3, False)])
-def test_the_trap_forwards_waits_for_the_checkpoint_and_requeues_while_restarts_remain(restarts, requeued, catalog,
-                                                                                      tmp_path):
+def test_the_trap_forwards_waits_for_the_checkpoint_and_requeues_while_restarts_remain(
+        restarts, requeued, catalog, tmp_path):
     doc = training(launcher="none", container_runtime="")
     text = pipeline.optimise(doc, catalog).script.text
     rc, out, err, calls = run_script(text, tmp_path, restarts)

@@ -120,6 +120,7 @@ SlurmdDebug=info
 MinJobAge=300
 SlurmdParameters=config_overrides
 PlugStackConfig=$ETC/plugstack.conf
+SlurmdTimeout=30
 PreemptType=preempt/partition_prio
 PreemptMode=REQUEUE
 ${NODE_LINES}PartitionName=multinode Nodes=$NAMES Default=YES MaxTime=INFINITE State=UP PriorityTier=1 GraceTime=30

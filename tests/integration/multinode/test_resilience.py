@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -137,7 +138,8 @@ def test_the_time_limit_signals_checkpoints_requeues_and_resumes_to_the_same_los
     reference = losses(output_of(jobs, "whole"))
     fields = wait_ended(cluster, jobs["ids"]["limited"], 900)
     output = output_of(jobs, "limited")
-    print("limited job: states %s, %s s in all" % (" -> ".join(fields["seen"]), int(time.monotonic() - jobs["started"])))
+    took = int(time.monotonic() - jobs["started"])
+    print("limited job: states %s, %s s in all" % (" -> ".join(fields["seen"]), took))
     assert fields["JobState"] == "COMPLETED", (fields, output[-6000:])
     assert int(fields.get("Restarts", "0")) >= 1, fields
     assert "modak: limit signal: forwarding USR1 to the ranks" in output
@@ -174,8 +176,8 @@ def test_a_preempted_job_is_requeued_and_resumes_to_the_same_loss(cluster, jobs)
     fields = wait_ended(cluster, job_id, 900)
     with open(os.path.join(os.path.dirname(script), "preempted-%s.out" % job_id)) as handle:
         output = handle.read()
-    print("preempted job: states %s, %s s; urgent job %s" % (" -> ".join(fields["seen"]),
-                                                            int(time.monotonic() - started), urgent))
+    took = int(time.monotonic() - started)
+    print("preempted job: states %s, %s s; urgent job %s" % (" -> ".join(fields["seen"]), took, urgent))
     assert fields["JobState"] == "COMPLETED", (fields, output[-6000:])
     assert int(fields.get("Restarts", "0")) >= 1, fields
     assert re.search(r"^resume rank=0 step=\d+$", output, re.M), output[-4000:]
@@ -184,4 +186,56 @@ def test_a_preempted_job_is_requeued_and_resumes_to_the_same_loss(cluster, jobs)
     # the ranks get TERM from Slurm itself too (every step's processes): either signal stops them
     assert re.search(r"^checkpoint rank=0 step=\d+ signal=SIG(USR1|TERM)$", output, re.M), output[-4000:]
     assert "modak: requeued after a preemption: restart 1 of 3" in output
+    assert losses(output) == reference
+
+
+def kill_node(node):
+    """Lose a node: SIGKILL every process of its namespace (its slurmd, the job's steps and ranks on it), as when the
+    node goes down; the controller notices after SlurmdTimeout (30 s on this cluster)."""
+    with open("/run/slurm-multinode/slurmd-%s.pid" % node) as handle:
+        namespace = os.readlink("/proc/%d/ns/uts" % int(handle.read().strip()))
+    killed = []
+    for pid in (int(name) for name in os.listdir("/proc") if name.isdigit()):
+        try:
+            if os.readlink("/proc/%d/ns/uts" % pid) == namespace:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+        except OSError:
+            continue
+    return killed
+
+
+def test_a_job_that_loses_its_node_is_requeued_and_resumes_to_the_same_loss(cluster, jobs):
+    """The node of the job's batch script is lost mid-training: Slurm marks it DOWN after SlurmdTimeout, ends the
+    job NODE_FAIL and requeues it (--requeue); it starts on the two nodes left, resumes from the last checkpoint of
+    every 5 steps and ends with the uninterrupted run's loss. The cluster is started afresh afterwards (the lost node
+    comes back)."""
+    whole = wait_ended(cluster, jobs["ids"]["whole"], 600)
+    assert whole["JobState"] == "COMPLETED"
+    reference = losses(output_of(jobs, "whole"))
+    wait_ended(cluster, jobs["ids"]["limited"], 900)
+    started = time.monotonic()
+    script = write_job(cluster, "lostnode", "00:10:00", LEAD_S, every=5)
+    job_id = submit(cluster, script)
+    checkpoint = os.path.join(os.path.dirname(script), "checkpoints", "rank-0.pt")
+    deadline = time.monotonic() + 300
+    while not os.path.exists(checkpoint) and time.monotonic() < deadline:
+        time.sleep(2)
+    fields = show(cluster, job_id)
+    assert fields.get("JobState") == "RUNNING" and os.path.exists(checkpoint), fields
+    lost = fields["BatchHost"]
+    try:
+        assert kill_node(lost)
+        fields = wait_ended(cluster, job_id, 900)
+    finally:
+        env = dict(os.environ, MULTINODE_NODES=str(len(cluster.nodes)), MULTINODE_CPUS=str(cluster.cpus))
+        restart = subprocess.run(["bash", os.path.join(HERE, "start-multinode.sh")], env=env, capture_output=True,
+                                 text=True, timeout=900, check=False)
+    with open(os.path.join(os.path.dirname(script), "lostnode-%s.out" % job_id)) as handle:
+        output = handle.read()
+    print("job that lost %s: states %s, %s s" % (lost, " -> ".join(fields["seen"]), int(time.monotonic() - started)))
+    assert restart.returncode == 0, restart.stderr
+    assert fields["JobState"] == "COMPLETED", (fields, output[-6000:])
+    assert int(fields.get("Restarts", "0")) >= 1 and lost not in fields.get("NodeList", ""), fields
+    assert re.search(r"^resume rank=0 step=\d+$", output, re.M), output[-4000:]
     assert losses(output) == reference

@@ -52,8 +52,8 @@ def test_pending_after_a_requeue_is_not_an_end(tmp_path, monkeypatch):
 
 
 def test_a_job_never_requeued_is_one_run():
-    polls = [{"state": "RUNNING", "restarts": 0, "nodes": "mn1"}, {"state": "COMPLETED", "restarts": 0, "nodes": "mn1",
-                                                                  "exit_code": 0}]
+    polls = [{"state": "RUNNING", "restarts": 0, "nodes": "mn1"},
+             {"state": "COMPLETED", "restarts": 0, "nodes": "mn1", "exit_code": 0}]
     assert segments_of(polls, FROM) == [{"restart": 0, "nodes": "mn1", "state": "COMPLETED", "reason": None,
                                          "exit_code": 0, "from": FROM}]
 
