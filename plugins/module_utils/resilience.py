@@ -195,8 +195,9 @@ def run_lines(run, res, backend, signal, via_steps):
     if "time_limit" in res.requeue_on and backend.requeue_line:
         causes.append('[ "$MODAK_STOP" = limit ] && MODAK_WHY="the time limit"')
     if "preemption" in res.requeue_on and backend.requeue_line and backend.preempted_test:
-        # a job that ends by itself within the preemption's grace time is not requeued by the scheduler
-        causes.append('[ "$MODAK_STOP" = term ] && %s && MODAK_WHY="a preemption"' % backend.preempted_test)
+        # a job that ends by itself within the preemption's grace time is not requeued by the scheduler; Slurm
+        # signals the steps alone then, so the launch may end without the batch shell seeing a signal
+        causes.append('[ "$MODAK_STOP" != limit ] && %s && MODAK_WHY="a preemption"' % backend.preempted_test)
     if causes:
         lines.append("MODAK_WHY=")
         lines += ["%s || true" % cause for cause in causes]

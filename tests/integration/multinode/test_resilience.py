@@ -153,9 +153,9 @@ def test_the_time_limit_signals_checkpoints_requeues_and_resumes_to_the_same_los
 
 def test_a_preempted_job_is_requeued_and_resumes_to_the_same_loss(cluster, jobs):
     """A job of the partition multinode (PriorityTier=1, GraceTime=30) is preempted by one of the partition urgent
-    (PriorityTier=2) that wants its nodes whole: Slurm sends TERM (the trap forwards the program's signal, USR1, to
-    the ranks, which checkpoint); the job ends within the grace time, which PreemptMode=REQUEUE does not requeue, so
-    the script requeues itself (scontrol shows PreemptTime); it resumes from the checkpoint and ends with the
+    (PriorityTier=2) that wants its nodes whole: Slurm sends TERM to the job's steps (not to the batch shell) and the
+    ranks checkpoint; the job would end within the grace time, which PreemptMode=REQUEUE does not requeue, so the
+    script requeues itself (scontrol shows PreemptTime); it resumes from the checkpoint and ends with the
     uninterrupted run's loss. It starts once the other jobs have ended, so that only it is preempted."""
     whole = wait_ended(cluster, jobs["ids"]["whole"], 600)
     assert whole["JobState"] == "COMPLETED"
@@ -181,10 +181,9 @@ def test_a_preempted_job_is_requeued_and_resumes_to_the_same_loss(cluster, jobs)
     assert fields["JobState"] == "COMPLETED", (fields, output[-6000:])
     assert int(fields.get("Restarts", "0")) >= 1, fields
     assert re.search(r"^resume rank=0 step=\d+$", output, re.M), output[-4000:]
-    # Slurm does not requeue a job that ends within its GraceTime: the script requeues itself, seeing PreemptTime
-    assert "modak: term signal: forwarding USR1 to the ranks" in output
-    # the ranks get TERM from Slurm itself too (every step's processes): either signal stops them
-    assert re.search(r"^checkpoint rank=0 step=\d+ signal=SIG(USR1|TERM)$", output, re.M), output[-4000:]
+    # Slurm sends TERM to the steps (not the batch shell) and does not requeue a job that ends within its GraceTime:
+    # the ranks checkpoint on TERM, the script sees PreemptTime and requeues the job itself
+    assert re.search(r"^checkpoint rank=0 step=\d+ signal=SIGTERM$", output, re.M), output[-4000:]
     assert "modak: requeued after a preemption: restart 1 of 3" in output
     assert losses(output) == reference
 
