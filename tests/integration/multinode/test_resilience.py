@@ -88,18 +88,24 @@ def show(cluster, job_id):
     return dict(token.split("=", 1) for token in out.split() if "=" in token)
 
 
-def wait_ended(cluster, job_id, timeout):
-    """The job's fields once it has ended for good: a requeued job goes back to PENDING, which is not an end."""
+def wait_ended(cluster, job_id, timeout, ended=None):
+    """The job's fields once it has ended for good: a requeued job goes back to PENDING, which is not an end. The
+    controller forgets a job MinJobAge (300 s) after its end: ``ended`` keeps what was read (the module's jobs)."""
+    if ended is not None and job_id in ended:
+        return ended[job_id]
     deadline, fields, seen = time.monotonic() + timeout, {}, []
     while time.monotonic() < deadline:
         fields = show(cluster, job_id)
         state = fields.get("JobState", "")
+        assert fields, "job %s is no longer known to the controller" % job_id
         if not seen or seen[-1] != state:
             seen.append(state)
         if state in ENDED:
             break
         time.sleep(3)
     fields["seen"] = seen
+    if ended is not None:
+        ended[job_id] = fields
     return fields
 
 
@@ -123,7 +129,7 @@ def jobs(cluster):
     whole = write_job(cluster, "whole", "00:10:00", LEAD_S)
     limited = write_job(cluster, "limited", "00:02:00", LEAD_S)
     ids = {"whole": submit(cluster, whole), "limited": submit(cluster, limited)}
-    return {"ids": ids, "scripts": {"whole": whole, "limited": limited}, "started": started}
+    return {"ids": ids, "scripts": {"whole": whole, "limited": limited}, "started": started, "ended": {}}
 
 
 def output_of(jobs, name):
@@ -133,10 +139,10 @@ def output_of(jobs, name):
 
 
 def test_the_time_limit_signals_checkpoints_requeues_and_resumes_to_the_same_loss(cluster, jobs):
-    whole = wait_ended(cluster, jobs["ids"]["whole"], 600)
+    whole = wait_ended(cluster, jobs["ids"]["whole"], 600, jobs["ended"])
     assert whole["JobState"] == "COMPLETED", output_of(jobs, "whole")[-4000:]
     reference = losses(output_of(jobs, "whole"))
-    fields = wait_ended(cluster, jobs["ids"]["limited"], 900)
+    fields = wait_ended(cluster, jobs["ids"]["limited"], 900, jobs["ended"])
     output = output_of(jobs, "limited")
     took = int(time.monotonic() - jobs["started"])
     print("limited job: states %s, %s s in all" % (" -> ".join(fields["seen"]), took))
@@ -157,9 +163,9 @@ def test_a_preempted_job_is_requeued_and_resumes_to_the_same_loss(cluster, jobs)
     ranks checkpoint; the job would end within the grace time, which PreemptMode=REQUEUE does not requeue, so the
     script requeues itself (scontrol shows PreemptTime); it resumes from the checkpoint and ends with the
     uninterrupted run's loss. It starts once the other jobs have ended, so that only it is preempted."""
-    whole = wait_ended(cluster, jobs["ids"]["whole"], 600)
+    whole = wait_ended(cluster, jobs["ids"]["whole"], 600, jobs["ended"])
     assert whole["JobState"] == "COMPLETED"
-    wait_ended(cluster, jobs["ids"]["limited"], 900)
+    wait_ended(cluster, jobs["ids"]["limited"], 900, jobs["ended"])
     reference = losses(output_of(jobs, "whole"))
     started = time.monotonic()
     script = write_job(cluster, "preempted", "00:10:00", LEAD_S, every=5)
@@ -209,10 +215,10 @@ def test_a_job_that_loses_its_node_is_requeued_and_resumes_to_the_same_loss(clus
     job NODE_FAIL and requeues it (--requeue); it starts on the two nodes left, resumes from the last checkpoint of
     every 5 steps and ends with the uninterrupted run's loss. The cluster is started afresh afterwards (the lost node
     comes back)."""
-    whole = wait_ended(cluster, jobs["ids"]["whole"], 600)
+    whole = wait_ended(cluster, jobs["ids"]["whole"], 600, jobs["ended"])
     assert whole["JobState"] == "COMPLETED"
     reference = losses(output_of(jobs, "whole"))
-    wait_ended(cluster, jobs["ids"]["limited"], 900)
+    wait_ended(cluster, jobs["ids"]["limited"], 900, jobs["ended"])
     started = time.monotonic()
     script = write_job(cluster, "lostnode", "00:10:00", LEAD_S, every=5)
     job_id = submit(cluster, script)
