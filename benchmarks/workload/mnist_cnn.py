@@ -23,6 +23,15 @@ Knobs (the argument convention modak writes into job scripts):
                          prints "ddp rank=R world_size=W local_rank=L node=NODE backend=B threads=T final_loss=X" (NODE:
                          Slurm's node name, else the host name; X: the last step's loss averaged over all ranks,
                          the same on every rank); rank 0 alone prints the JSON record
+  --checkpoint-dir DIR   checkpoint and resume (default: MODAK_CHECKPOINT_DIR, which modak's job.resilience sets; none:
+                         neither): on USR1, USR2, TERM, INT or HUP each rank ends its step, writes its checkpoint
+                         (step, model, optimiser, RNG states; the data position is the step) atomically into
+                         DIR/rank-R.pt, prints "checkpoint rank=R step=S signal=SIG" and exits with 128 + the
+                         signal's number, every rank at the same step; a run that finds its checkpoint resumes from
+                         it ("resume rank=R step=S"), so an interrupted and resumed run ends with the same final loss,
+                         bit for bit, as an uninterrupted one
+  --checkpoint-every N   also write the checkpoint every N steps (default 0: only on a signal)
+  --step-delay S         sleep S seconds after each step (tests that must interrupt a run in the middle)
   --model mnist_cnn|resnet18   the network (default mnist_cnn); resnet18 is a ResNet-18 (basic blocks 2-2-2-2,
                          CIFAR stem) on synthetic 3x32x32 data, defined here (no torchvision): a larger model
                          for the graph-compiler comparison
@@ -39,6 +48,7 @@ import json
 import math
 import os
 import platform
+import signal
 import socket
 import sys
 import time
@@ -104,7 +114,13 @@ def parse_args(argv=None):
     p.add_argument("--ddp", action="store_true", help="data-parallel training over the ranks of the environment")
     p.add_argument("--backend", choices=("gloo", "nccl"), default=None,
                    help="collective backend with --ddp (default: MODAK_DIST_BACKEND, else nccl with CUDA, else gloo)")
+    p.add_argument("--checkpoint-dir", default=os.environ.get("MODAK_CHECKPOINT_DIR") or None,
+                   help="checkpoint on a signal and resume from DIR (default MODAK_CHECKPOINT_DIR)")
+    p.add_argument("--checkpoint-every", type=int, default=0, help="also checkpoint every N steps")
+    p.add_argument("--step-delay", type=float, default=0.0, help="seconds of sleep after each step")
     args = p.parse_args(argv)
+    if args.checkpoint_every < 0 or args.step_delay < 0:
+        p.error("--checkpoint-every and --step-delay cannot be negative")
     if args.threads is None:
         env = os.environ.get("OMP_NUM_THREADS", "")
         args.threads = int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)
@@ -252,11 +268,84 @@ class Ranks(object):
         dist.all_reduce(tensor, op=dist.ReduceOp.SUM)
         return float(tensor.item()) / self.world_size
 
+    def most(self, value):
+        """The largest of ``value`` over all ranks."""
+        if not self.enabled:
+            return value
+        import torch.distributed as dist
+        tensor = self.torch.tensor([value], dtype=self.torch.int64, device=self.device)
+        dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+        return int(tensor.item())
+
     def finish(self):
         if self.enabled:
             import torch.distributed as dist
             dist.barrier()
             dist.destroy_process_group()
+
+
+STOP_SIGNALS = ("SIGUSR1", "SIGUSR2", "SIGTERM", "SIGINT", "SIGHUP")
+CAUGHT = [0]      # the last stop signal caught; the handlers are in place before torch loads (seconds)
+
+
+def catch_stop_signals():
+    """A stop signal only sets CAUGHT; the training checkpoints at the end of its step."""
+    def catch(signum, _frame):
+        CAUGHT[0] = signum
+    for name in STOP_SIGNALS:
+        signal.signal(getattr(signal, name), catch)
+
+
+class Checkpoint(object):
+    """This rank's checkpoint: the step reached, the model, the optimiser and the RNG states, in DIR/rank-R.pt,
+    written atomically (a temporary file in DIR, flushed to disk, then renamed over the old one). A stop signal
+    only sets a flag; the training loop asks ``stop_now`` after each step, which agrees on it over every rank."""
+
+    def __init__(self, torch, directory, rank, ranks):
+        self.torch, self.ranks = torch, ranks
+        self.path = os.path.join(directory, "rank-%d.pt" % rank) if directory else None
+        if self.path:
+            os.makedirs(directory, exist_ok=True)
+
+    def stop_now(self):
+        """The signal every rank stops on (0: none): the highest caught, agreed over the ranks."""
+        if not self.path:
+            return 0
+        return int(self.ranks.most(CAUGHT[0]))
+
+    def save(self, step, model, opt, losses):
+        torch = self.torch
+        state = {"step": step, "losses": losses, "model": model.state_dict(), "optimizer": opt.state_dict(),
+                 "rng": torch.get_rng_state(),
+                 "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
+        tmp = "%s.tmp-%d" % (self.path, os.getpid())
+        with open(tmp, "wb") as handle:
+            torch.save(state, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.path)
+
+    def load(self, model, opt):
+        """The step to continue from (0 without a checkpoint) and the first and last losses, with the states put
+        back."""
+        if not self.path or not os.path.exists(self.path):
+            return 0, {}
+        torch = self.torch
+        state = torch.load(self.path, map_location="cpu", weights_only=False)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        torch.set_rng_state(state["rng"])
+        if state.get("cuda_rng") is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda_rng"])
+        return int(state["step"]), dict(state["losses"])
+
+
+class Stopped(Exception):
+    """The training stopped on a signal after writing its checkpoint."""
+
+    def __init__(self, signum):
+        super(Stopped, self).__init__(signum)
+        self.signum = signum
 
 
 def leave(status):
@@ -301,20 +390,44 @@ def run(args):
         opt.step()
         return loss.item()
 
+    checkpoint = Checkpoint(torch, args.checkpoint_dir, ranks.rank, ranks)
+    start, losses = checkpoint.load(model, opt)
+    if start:
+        sys.stdout.write("resume rank=%d step=%d\n" % (ranks.rank, start))
+        sys.stdout.flush()
+
+    def advance(i):
+        """Step i, then the checkpoint when it is due or a signal came (every rank stops at the same step)."""
+        loss = losses["last"] = step(i)
+        losses.setdefault("first", loss)
+        if args.step_delay:
+            time.sleep(args.step_delay)
+        signum = checkpoint.stop_now()
+        if signum or (args.checkpoint_every and checkpoint.path and (i + 1) % args.checkpoint_every == 0):
+            checkpoint.save(i + 1, model, opt, losses)
+        if signum:
+            name = signal.Signals(signum).name
+            sys.stdout.write("checkpoint rank=%d step=%d signal=%s\n" % (ranks.rank, i + 1, name))
+            sys.stdout.flush()
+            ranks.finish()
+            raise Stopped(signum)
+        return loss
+
     wall0 = time.perf_counter()
     t = time.perf_counter()
-    first_loss = step(0)
+    if start == 0:
+        advance(0)
     first_step = time.perf_counter() - t
-    for i in range(args.warmup):
-        step(1 + i)
+    for i in range(max(0, start - 1), args.warmup):
+        advance(1 + i)
     load_before = loadavg()
     busy0, cpu0, t0 = busy_jiffies(), time.process_time(), time.perf_counter()
     times = []
-    loss = first_loss
-    for i in range(args.steps):
+    for i in range(max(0, start - 1 - args.warmup), args.steps):
         t = time.perf_counter()
-        loss = step(1 + args.warmup + i)
+        advance(1 + args.warmup + i)
         times.append(time.perf_counter() - t)
+    first_loss, loss = losses["first"], losses["last"]
     busy1, cpu1, t1 = busy_jiffies(), time.process_time(), time.perf_counter()
     hz = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     wall = max(t1 - t0, 1e-9)
@@ -329,7 +442,7 @@ def run(args):
                             torch.get_num_threads(), final_loss))
         sys.stdout.flush()
     ranks.finish()
-    ordered = sorted(times)
+    ordered = sorted(times) or [0.0]     # a run resumed after its last step times none
     median = ordered[len(ordered) // 2] if len(ordered) % 2 else 0.5 * (ordered[len(ordered) // 2 - 1]
                                                                         + ordered[len(ordered) // 2])
     return {
@@ -366,7 +479,12 @@ def run(args):
 
 def main(argv=None):
     args = parse_args(argv)
-    record = run(args)
+    if args.checkpoint_dir:
+        catch_stop_signals()
+    try:
+        record = run(args)
+    except Stopped as stopped:
+        return 128 + stopped.signum      # as a shell reports a process ended by the signal
     if record.pop("rank"):
         return 0              # data-parallel: rank 0 alone writes the record
     if record["ddp"] is None:

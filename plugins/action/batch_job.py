@@ -17,7 +17,8 @@ from ansible.plugins.action import ActionBase
 from ansible.utils.display import Display
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.sodalite.modak.plugins.module_utils.job_control import POLL_FLOOR_S, STATUS_RETRY_S
+from ansible_collections.sodalite.modak.plugins.module_utils.job_control import (
+    POLL_FLOOR_S, STATUS_RETRY_S, poll_of, segments_of)
 from ansible_collections.sodalite.modak.plugins.plugin_utils import progress
 
 MODULE = "sodalite.modak.batch_job"
@@ -31,8 +32,7 @@ def _arg(args, name, check, default):
 
 
 def _poll(result, waited):
-    return {"state": result.get("state"), "elapsed": result.get("elapsed"), "waited": int(waited),
-            "reason": result.get("reason")}
+    return poll_of(result, waited)
 
 
 class ActionModule(ActionBase):
@@ -96,7 +96,7 @@ class ActionModule(ActionBase):
             tail = last.get("stdout_tail") or []
             text = progress.line(host, subject, last.get("state") or "UNKNOWN", ran=last.get("elapsed"), waited=waited,
                                  last=tail[-1] if tail else None, reason=last.get("reason"),
-                                 expected_start=last.get("expected_start"))
+                                 expected_start=last.get("expected_start"), restarts=last.get("restarts"))
             progress.show(display, text)
 
         report(submitted, time.monotonic() - started)
@@ -106,7 +106,8 @@ class ActionModule(ActionBase):
                                           retry_for=STATUS_RETRY_S)
         outcome = dict(last)
         outcome.pop("stdout_tail", None)
-        outcome.update(changed=submitted.get("changed", False), cmd=submitted.get("cmd", []), polls=polls)
+        outcome.update(changed=submitted.get("changed", False), cmd=submitted.get("cmd", []), polls=polls,
+                       segments=segments_of(polls, last.get("restarts_from")))
         if "invocation" in submitted:     # the task's arguments: the submission ran with wait=false
             invocation = dict(submitted["invocation"])
             invocation["module_args"] = dict(invocation.get("module_args") or {}, wait=True)

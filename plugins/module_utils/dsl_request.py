@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, schema, shell
+from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, resilience, schema, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.dsl_values import (
     expanded_word, mail_events, memory_mb, nested, walltime_seconds)
 from ansible_collections.sodalite.modak.plugins.module_utils.model import (
@@ -200,4 +200,7 @@ def build(doc, notes=(), warnings=()):
     if options.queue is None and target.partition:
         options = dataclasses.replace(options, queue=target.partition)
         notes.append("partition %s comes from target.partition" % target.partition)
-    return JobRequest(options=options, app=app, target=target, opt=opt, notes=tuple(notes), warnings=tuple(warnings))
+    res, said = resilience.read(job.get("resilience"), options, scheduler, walltime_seconds)
+    notes.extend(said)
+    return JobRequest(options=options, app=app, target=target, opt=opt, resilience=res, notes=tuple(notes),
+                      warnings=tuple(warnings))

@@ -14,7 +14,7 @@ import datetime
 import math
 import re
 
-from ansible_collections.sodalite.modak.plugins.module_utils import cpu, distributed, shell
+from ansible_collections.sodalite.modak.plugins.module_utils import cpu, distributed, resilience, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.dsl_values import mail_events, nested, walltime_seconds
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslProblem, path_str
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtime_registry
@@ -279,6 +279,7 @@ def document_problems(doc):
     out.extend(engine_problems(doc))
     out.extend(launch_problems(app, scheduler_of(doc)))
     out.extend(distributed.launcher_problems(doc))
+    out.extend(resilience.problems(doc, scheduler_of(doc), walltime_seconds))
     if isinstance(opt, dict):
         out.extend(_optimisation_problems(opt))
         out.extend(distributed.problems(doc))

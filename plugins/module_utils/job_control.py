@@ -50,6 +50,42 @@ def why(status):
     return {"reason": None if reason in _NOTHING else reason, "expected_start": None if start in _NOTHING else start}
 
 
+_REQUEUED_STATES = frozenset(("PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"))
+
+
+def poll_of(result, waited=None):
+    """What one status query said, as a job's history keeps it (batch_job's ``polls``)."""
+    return {"state": result.get("state"), "elapsed": result.get("elapsed"), "waited": None if waited is None
+            else int(waited), "reason": result.get("reason"), "exit_code": result.get("exit_code"),
+            "restarts": result.get("restarts"), "nodes": result.get("nodes")}
+
+
+def segments_of(polls, restarts_from=None):
+    """The job's runs between requeues, read from successive polls: a run ends where the restart count grows
+    (the scheduler requeued the job: its state then, REQUEUED or PENDING, and why) and the last one where the job
+    ended. Each: {restart, nodes (the last seen), state, reason, exit_code, from}. A run whose requeue was not seen
+    (the job requeued and started again between two polls) ends REQUEUED, and the runs not seen at all are missing:
+    the restart numbers then jump; without a restart count there is one run."""
+    segments, current = [], None
+    for poll in polls:
+        count = poll.get("restarts") or 0
+        if current is not None and count > current["restart"]:
+            if poll.get("state") in _REQUEUED_STATES:
+                current.update(state=poll.get("state"), reason=poll.get("reason"))
+            else:                    # requeued and started again between two polls: seen as the count grew
+                current.update(state="REQUEUED", reason=None)
+            segments.append(current)
+            current = None
+        if current is None:
+            current = {"restart": count, "nodes": None, "state": None, "reason": None, "exit_code": None,
+                       "from": restarts_from}
+        current["nodes"] = poll.get("nodes") or current["nodes"]
+        current.update(state=poll.get("state"), reason=poll.get("reason"), exit_code=poll.get("exit_code"))
+    if current is not None:
+        segments.append(current)
+    return segments
+
+
 @dataclass
 class Request:
     script: Optional[str] = None
@@ -131,7 +167,9 @@ class Job(object):
         self.result = {"changed": False, "job_id": None, "state": None, "active": None, "exit_code": None,
                        "reason": None, "expected_start": None,
                        "stdout_path": None, "stderr_path": None, "elapsed": None, "cmd": [],
-                       "scheduler": self.scheduler, "job_name": self.name, "chdir": self.chdir}
+                       "scheduler": self.scheduler, "job_name": self.name, "chdir": self.chdir,
+                       "restarts": None, "restarts_from": None, "nodes": None}
+        self.history = []     # every status read, for the job's runs between requeues (segments_of)
 
     # -- the ledger ---------------------------------------------------------------------------------
     def _ledger_path(self):
@@ -158,8 +196,10 @@ class Job(object):
     def _status(self, job_id):
         status = self.backend.status(job_id)
         self.result.update(job_id=status.job_id, state=status.state, active=status.active, exit_code=status.exit_code,
-                           stdout_path=status.stdout_path, stderr_path=status.stderr_path, elapsed=status.elapsed)
+                           stdout_path=status.stdout_path, stderr_path=status.stderr_path, elapsed=status.elapsed,
+                           restarts=status.restarts, restarts_from=status.restarts_from, nodes=status.nodes)
         self.result.update(why(status))
+        self.history.append(poll_of(self.result))
         return status
 
     def existing(self):
@@ -208,6 +248,7 @@ class Job(object):
             pause = min(pause * 2, longest)
             if self.report is not None:
                 self.report(status)
+        self.result["segments"] = segments_of(self.history, self.result.get("restarts_from"))
         return status
 
     def submitted(self):

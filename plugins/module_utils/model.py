@@ -135,12 +135,24 @@ class Optimisation:
 
 
 @dataclass(frozen=True)
+class Resilience:
+    """job.resilience with its defaults: how a long training survives its limit, a preemption, a lost node."""
+    signal: Optional[str] = None             # the program's; None: TERM under a per-node launcher, else USR1
+    lead_s: Optional[int] = None             # the signal's lead time before the limit (None: the scheduler has none)
+    requeue_on: Tuple[str, ...] = ()         # time_limit | preemption | node_failure
+    max_restarts: int = 3
+    checkpoint_dir: str = "checkpoints"      # absolute, or relative to the working directory
+    total_s: Optional[int] = None            # the whole training's time, over several jobs
+
+
+@dataclass(frozen=True)
 class JobRequest:
     """The validated DSL, with defaults applied; what the pipeline works on."""
     options: JobOptions
     app: Application
     target: Target
     opt: Optional[Optimisation] = None
+    resilience: Optional[Resilience] = None  # job.resilience: checkpoint, signal, requeue
     notes: Tuple[str, ...] = ()  # things said about defaults that were applied
     warnings: Tuple[str, ...] = ()  # readings of the document that may not be what was meant
 

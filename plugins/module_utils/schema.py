@@ -403,6 +403,37 @@ TUNING = _obj({
     "Search space of the performance model: the values each knob may take. The program receives the choice "
     "as OMP_NUM_THREADS and --batch-size/--precision/--compile/--channels-last/--onednn/--cudnn-benchmark."))
 
+SIGNALS = ("USR1", "USR2", "TERM", "INT", "HUP", "QUIT")
+REQUEUE_EVENTS = ("time_limit", "preemption", "node_failure")
+# a directory relative to the job's working directory (no '..' segment) or absolute
+CHECKPOINT_DIR = r"^(/[A-Za-z0-9_.@+/-]{0,1023}|(?!(.*/)?\.\.(/|$))[A-Za-z0-9_.@+-][A-Za-z0-9_.@+/-]{0,1023})$"
+_DURATION = {"type": ["string", "integer"], "pattern": WALLTIME, "minimum": 1}
+
+RESILIENCE = _obj({
+    "signal": _enum(SIGNALS, "The signal the training program receives when it must checkpoint and stop: before the "
+                             "wall time limit, on preemption or on cancellation. Default TERM for launchers that "
+                             "start the node's ranks (torchrun, accelerate: torchrun dies on USR1), USR1 otherwise."),
+    "signal_lead_time": dict(_DURATION, description="How long before the wall time limit the signal comes: the time "
+                                                    "to write a checkpoint, with room to spare; shorter than "
+                                                    "wall_time_limit. Default 300 s, at most half the wall time."),
+    "requeue_on": {"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": True,
+                   "items": _enum(REQUEUE_EVENTS),
+                   "description": "What puts the job back in the queue to resume from its checkpoint: time_limit "
+                                  "(the job requeues itself after the signal), preemption, node_failure. Default: "
+                                  "every event the scheduler can requeue on."},
+    "max_restarts": _int("Requeues at most (the job's restarts); default: enough for total_training_time, else 3.",
+                         minimum=0, maximum=1000),
+    "checkpoint_dir": _s(CHECKPOINT_DIR, "Where the program writes its checkpoints (MODAK_CHECKPOINT_DIR): absolute, "
+                                         "or relative to the job's working directory; default checkpoints/<job_name>. "
+                                         "Every node must see it."),
+    "total_training_time": dict(_DURATION, description=(
+        "The whole training's time, longer than one job may run: modak requeues while restarts remain and the "
+        "segments' time together is less than this. Needs wall_time_limit.")),
+}, title="resilience", description=(
+    "Long training that outlives its time limit, a preemption or a lost node: the scheduler signals the job before "
+    "its limit, the job forwards the signal to every rank, waits for the checkpoint and requeues itself while "
+    "restarts remain. The program reads MODAK_CHECKPOINT_DIR and MODAK_RESTART_COUNT (0 on the first run)."))
+
 OPTIMISATION = _obj({
     "enable_opt_build": _bool("Prefer optimised builds (default true when this section is present)."),
     "enable_autotuning": _bool("Tune run settings by benchmarking.", default=False),
@@ -429,6 +460,7 @@ SCHEMA = {
             "application": APPLICATION,
             "target": TARGET,
             "optimisation": OPTIMISATION,
+            "resilience": RESILIENCE,
             # output fields of the original; accepted on input and ignored
             "job_script": {"type": "string"},
             "build_script": {"type": "string"},

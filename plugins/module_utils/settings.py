@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from ansible_collections.sodalite.modak.plugins.module_utils import distributed, frameworks, mpi, scaling, secrets
+from ansible_collections.sodalite.modak.plugins.module_utils import distributed, frameworks, mpi, resilience, scaling, \
+    secrets
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Settings
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
@@ -163,6 +164,8 @@ def plan(req, choice, advice=None):
     fw_env, fw_notes = framework_env(req, choice)
     env.extend(fw_env)
     notes.extend(fw_notes)
+    if req.resilience:   # the checkpoint directory and the restart count, for the program
+        env.extend(resilience.environment(req.resilience, registry.get(req.target.scheduler)))
     user = dict(app.environment)
     user.update(secrets.env_pairs(app))
     env = [(k, v) for k, v in env if k not in user] + sorted(user.items())

@@ -263,6 +263,37 @@ polls:
   elements: dict
   sample: [{state: PENDING, elapsed: 0, waited: 0}, {state: RUNNING, elapsed: 4, waited: 5},
            {state: COMPLETED, elapsed: 6, waited: 10}]
+segments:
+  description:
+    - The job's runs between requeues (job.resilience; a preemption or a lost node under C(--requeue)), oldest first,
+      read from the polls while waiting; a run ends where the restart count grows. Each gives C(restart) (0 for the
+      first run), C(nodes) (the last node list seen), C(state) and C(reason) (the state after the requeue, for
+      example C(PENDING) with C(BeginTime), or the final state), C(exit_code) and C(from) (where the restart count
+      comes from, Slurm's C(scontrol show job) C(Restarts=)). A run whose requeue no poll saw (the job started
+      again in between) ends C(REQUEUED), and runs no poll saw are missing (the restart numbers jump).
+  returned: with wait=true, except in check mode and with C(async)
+  type: list
+  elements: dict
+  sample: [{restart: 0, nodes: "mn[1-2]", state: PENDING, reason: BeginTime, exit_code: null,
+            from: "scontrol show job: Restarts="},
+           {restart: 1, nodes: "mn[1-2]", state: COMPLETED, reason: null, exit_code: 0,
+            from: "scontrol show job: Restarts="}]
+restarts:
+  description: How many times the scheduler requeued the job (Slurm's C(Restarts=) in C(scontrol show job)); null
+    when the scheduler does not tell.
+  returned: always
+  type: int
+  sample: 1
+restarts_from:
+  description: Where RV(restarts) comes from (the scheduler's command and field); null when it does not tell.
+  returned: always
+  type: str
+  sample: "scontrol show job: Restarts="
+nodes:
+  description: The nodes the job runs or ran on, in the scheduler's words; null when it does not tell.
+  returned: always
+  type: str
+  sample: "mn[1-2]"
 state:
   description:
     - The job's state in the scheduler's words, for example C(PENDING), C(RUNNING), C(COMPLETED), C(FAILED),

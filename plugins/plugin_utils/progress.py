@@ -31,10 +31,13 @@ def clock(seconds):
     return "%d:%02d:%02d" % (seconds // 3600, seconds % 3600 // 60, seconds % 60)
 
 
-def line(host, subject, state, ran=None, waited=None, last=None, reason=None, expected_start=None):
+def line(host, subject, state, ran=None, waited=None, last=None, reason=None, expected_start=None, restarts=None):
     """'localhost: job 42 (train) RUNNING, ran 0:00:03, waited 0:00:05: <last output line>'; a waiting job says the
-    scheduler's reason and expected start: 'job 42 (train) PENDING (Resources, expected start 2026-11-25T15:00:00)'."""
+    scheduler's reason and expected start: 'job 42 (train) PENDING (Resources, expected start 2026-11-25T15:00:00)';
+    a requeued job its restarts: 'job 42 (train) PENDING, restart 1 (BeginTime)'."""
     text = "%s: %s %s" % (host, subject, state)
+    if restarts:
+        text += ", restart %d" % restarts
     why = [word for word in (reason, "expected start %s" % expected_start if expected_start else None) if word]
     if why:
         text += " (%s)" % ", ".join(why)

@@ -171,6 +171,24 @@ class Scheduler(object):
         directives allocate: a class with the NODE_STEPS capability says them."""
         raise NotImplementedError("%s starts no process on the other nodes" % cls.name)
 
+    # job.resilience (resilience.py): the variable counting the job's restarts (None: the job counts them in its
+    # checkpoint directory), the signal the scheduler sends the batch shell before the limit, and the line by
+    # which the job requeues itself (None: it cannot; the registry's LIMIT_SIGNAL capability says which can)
+    restart_count_var = None
+    limit_signal = None
+    requeue_line = None
+    preempted_test = None        # a shell test that succeeds while the scheduler preempts the job
+    resilience_options = ()      # the raw options job.resilience writes itself (refused in extra_directives then)
+
+    def resilience_directives(self, res):
+        """Directive lines (without prefix) that make the job rerunnable and signal it before its limit."""
+        return []
+
+    def forward_line(self, signal):
+        """A shell line that sends ``signal`` to every task of the job's launch, or None: the script signals the
+        launch's process itself."""
+        return None
+
     def __init__(self, runner=None, chdir=None, script=None, job_name=None):
         self.runner = runner
         self.chdir = chdir

@@ -294,6 +294,14 @@ class GridEngine(Scheduler):
     array_job_expr = "$JOB_ID"
     ping_argv = ("qstat", "-g", "c")       # qstat(1): the cluster queue summary; "unable to contact qmaster" else
     host_file_form = "pe"
+    resilience_options = ("-r", "-ckpt", "-c")
+
+    def resilience_directives(self, res):
+        """-r y: the job is rerunnable, so the master reschedules it when its host goes down or when it is
+        preempted by a suspend-and-reschedule policy (qsub(1)). A checkpointing environment (-ckpt, a site's
+        checkpoint(5) object) would add a signal at the queue's min_cpu_interval and on migration; modak names
+        none, as no environment is the same at two sites."""
+        return ["-r y"]
     allowed_options = ALLOWED_OPTIONS
     typed_options = TYPED_OPTIONS
     node_cpus_var = "NSLOTS"     # sge_pe(5)/qsub(1): the slots granted to the whole job

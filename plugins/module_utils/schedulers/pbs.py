@@ -88,6 +88,13 @@ class PbsFamily(Scheduler):
     default_launcher = "mpirun"
     ping_argv = ("qstat", "-B")            # qstat(1B): the server's status, an error when it does not answer
     host_file = "PBS_NODEFILE"
+    resilience_options = ("-r",)
+
+    def resilience_directives(self, res):
+        """-r y: the job is rerunnable, so the server requeues it after a preemption (PBS Pro's preempt_order 'R')
+        or when its node goes down (qsub(1B)). The job gets TERM at its wall time, kill_delay before KILL; it
+        cannot requeue itself (qrerun is the operator's)."""
+        return ["-r y"]
     status_argv = staticmethod(status_argv)
     typed_options = TYPED_OPTIONS
 

@@ -28,6 +28,11 @@ BATCH = "batch"
 AFTER_OK = "after_ok"
 # one script submitted as an array of jobs, each element knowing its index (Scheduler.array_*)
 ARRAYS = "arrays"
+# the scheduler puts a job marked rerunnable back in the queue after a preemption or a lost node (job.resilience)
+REQUEUE = "requeue"
+# the scheduler signals the job a lead time before its wall time limit, and the job can requeue itself then
+# (job.resilience's time_limit and total_training_time)
+LIMIT_SIGNAL = "limit_signal"
 
 Descriptor = namedtuple("Descriptor", "name title aliases capabilities")
 Descriptor.__doc__ = "A scheduler as the DSL knows it: its name, its title, the other words for it, what it can do."
@@ -35,10 +40,10 @@ Descriptor.__doc__ = "A scheduler as the DSL knows it: its name, its title, the 
 # the registration, in the order scripts are recognised (a backend that claims every #PBS script, Torque, comes
 # after the one that claims some, PBS Pro); the last one is the fallback: it takes the scripts nobody claims
 SCHEDULERS = (
-    Descriptor("slurm", "Slurm", (), frozenset((BATCH, SRUN_STEPS, NODE_STEPS, AFTER_OK, ARRAYS))),
-    Descriptor("pbspro", "PBS Pro", ("pbs",), frozenset((BATCH, NODE_STEPS, AFTER_OK, ARRAYS))),
-    Descriptor("torque", "Torque", (), frozenset((BATCH, AFTER_OK, ARRAYS))),
-    Descriptor("gridengine", "Grid Engine", ("sge",), frozenset((BATCH, ARRAYS))),
+    Descriptor("slurm", "Slurm", (), frozenset((BATCH, SRUN_STEPS, NODE_STEPS, AFTER_OK, ARRAYS, REQUEUE, LIMIT_SIGNAL))),
+    Descriptor("pbspro", "PBS Pro", ("pbs",), frozenset((BATCH, NODE_STEPS, AFTER_OK, ARRAYS, REQUEUE))),
+    Descriptor("torque", "Torque", (), frozenset((BATCH, AFTER_OK, ARRAYS, REQUEUE))),
+    Descriptor("gridengine", "Grid Engine", ("sge",), frozenset((BATCH, ARRAYS, REQUEUE))),
     Descriptor("flux", "Flux", (), frozenset((BATCH, AFTER_OK))),
     Descriptor("local", "bash on the host", ("none", "bash"), frozenset()),
 )
@@ -75,8 +80,8 @@ def _module(name):
 _CLASSES = {}
 _INSTANCES = {}
 
-__all__ = ("AFTER_OK", "ALIASES", "ALL_NAMES", "BATCH", "DESCRIPTION", "FALLBACK", "NAMES", "NODE_STEPS", "SCHEDULERS",
-           "SRUN_STEPS",
+__all__ = ("AFTER_OK", "ALIASES", "ALL_NAMES", "BATCH", "DESCRIPTION", "FALLBACK", "LIMIT_SIGNAL", "NAMES", "NODE_STEPS",
+           "REQUEUE", "SCHEDULERS", "SRUN_STEPS",
            "backends", "canonical", "capable", "describe", "descriptor", "detect", "get", "scheduler_class")
 
 

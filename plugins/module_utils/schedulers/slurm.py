@@ -180,6 +180,11 @@ def exit_code(text):
     return 128 + signal if signal and not code else code
 
 
+def _count(text):
+    """scontrol's Restarts=N (the job's requeues: scontrol(1)) as an int; None when absent or not a number."""
+    return int(text) if text and text.isdigit() else None
+
+
 def _base_state(state):
     # 'CANCELLED by 0' is printed by sacct; JobState may carry flags after '+'
     return state.split()[0].split("+")[0] if state else "UNKNOWN"
@@ -220,6 +225,30 @@ class Slurm(Scheduler):
         if settings.cpus_per_task > 1:
             words.append("--cpus-per-task=%d" % settings.cpus_per_task)
         return words + list(settings.launch_options)
+
+    # job.resilience: sbatch(1) sets SLURM_RESTART_COUNT once the job was requeued; --signal=B: signals the batch
+    # shell alone, which forwards the program's signal; scontrol(1) requeue puts the job back (PENDING, then
+    # BeginTime for about two minutes)
+    restart_count_var = "SLURM_RESTART_COUNT"
+    limit_signal = "USR1"
+    requeue_line = 'scontrol requeue "$SLURM_JOB_ID"'
+    # scontrol(1) shows PreemptTime= once the controller chose the job for preemption (None before); a job that
+    # ends by itself within the partition's GraceTime is not requeued by PreemptMode=REQUEUE: it requeues itself
+    preempted_test = '[[ "$(scontrol show job -o "$SLURM_JOB_ID" 2>/dev/null)" == *" PreemptTime="[0-9]* ]]'
+    resilience_options = ("--signal", "--requeue", "--no-requeue", "--open-mode")
+
+    def resilience_directives(self, res):
+        """USR1 to the batch shell lead_s before the limit (Slurm may send it up to 60 s earlier), rerunnable
+        (preemption with PreemptMode=REQUEUE, a lost node, scontrol requeue), and one output file for every
+        segment (appended, not truncated, when the job starts again)."""
+        lead = ["--signal=B:%s@%d" % (self.limit_signal, min(res.lead_s, 65535))] if res.lead_s else []
+        return lead + ["--requeue", "--open-mode=append"]
+
+    def forward_line(self, signal):
+        """scancel(1) without --batch or --full signals every step of the job, not the batch shell: each task of the
+        launch (a rank, or a node's torchrun) gets the signal, srun's own handling of TERM (killing the step) is
+        not involved."""
+        return 'scancel --signal=%s "$SLURM_JOB_ID"' % signal
 
     def dependency_lines(self, dependency, problems):
         return [opt("--dependency={0}", ",".join(dependency) if dependency else None)]
@@ -323,7 +352,9 @@ class Slurm(Scheduler):
                              exit_code=None if state in ACTIVE_STATES else exit_code(fields.get("ExitCode")),
                              stdout_path=fields.get("StdOut"), stderr_path=fields.get("StdErr"),
                              elapsed=elapsed_seconds(fields.get("RunTime")), name=fields.get("JobName"),
-                             comment=fields.get("Comment"), raw=fields)
+                             comment=fields.get("Comment"), raw=fields, restarts=_count(fields.get("Restarts")),
+                             nodes=fields.get("NodeList") or None,
+                             restarts_from="scontrol show job: Restarts=" if "Restarts" in fields else None)
         if "Invalid job id" not in (err + out):
             raise SubmitError("scontrol failed (rc %d): %s" % (rc, (err or out).strip()), cmd=show_argv(job_id),
                               rc=rc, stdout=out, stderr=err)

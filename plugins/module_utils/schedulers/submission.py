@@ -25,6 +25,9 @@ class JobStatus:
     name: Optional[str] = None
     comment: Optional[str] = None
     raw: dict = field(default_factory=dict)
+    restarts: Optional[int] = None  # times the job was requeued (None: the scheduler does not say)
+    nodes: Optional[str] = None     # the nodes it runs or ran on, as the scheduler writes them
+    restarts_from: Optional[str] = None   # where the restart count comes from (the scheduler's command and field)
 
 
 # The vocabulary of JobStatus.state is Slurm's (squeue(1), JOB STATE CODES; sacct(1), JOB STATE CODES); each

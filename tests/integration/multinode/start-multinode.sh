@@ -120,7 +120,11 @@ SlurmdDebug=info
 MinJobAge=300
 SlurmdParameters=config_overrides
 PlugStackConfig=$ETC/plugstack.conf
-${NODE_LINES}PartitionName=multinode Nodes=$NAMES Default=YES MaxTime=INFINITE State=UP
+SlurmdTimeout=30
+PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
+${NODE_LINES}PartitionName=multinode Nodes=$NAMES Default=YES MaxTime=INFINITE State=UP PriorityTier=1 GraceTime=30
+PartitionName=urgent Nodes=$NAMES MaxTime=INFINITE State=UP PriorityTier=2 PreemptMode=OFF
 CONFEOF
 )"
 

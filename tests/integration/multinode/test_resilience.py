@@ -1,0 +1,246 @@
+"""Long training that outlives its time limit, on the real multi-node Slurm: modak writes
+examples/pytorch-requeue-slurm.yaml's job (short times, no container: torch 2.13.0 in a venv on the host, as
+test_ddp.py's bare runs), two nodes with one rank each. Slurm signals the batch shell before the limit
+(--signal=B:USR1@30), the trap forwards USR1 to the ranks (scancel --signal to the job's steps), every rank writes its
+checkpoint at the same step and stops, the job requeues itself (scontrol requeue), stays PENDING (BeginTime, about
+two minutes on Slurm 22.05), resumes from the checkpoint and ends COMPLETED with the final loss of an uninterrupted run
+of the same training, bit for bit.
+
+The uninterrupted run is submitted beside the interrupted one and shared by the tests (one serial group: the module's
+tests share the cluster's nodes and their time). Runs as root, like the other multi-node tests.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+EXAMPLE = os.path.join(ROOT, "examples", "pytorch-requeue-slurm.yaml")
+WORKLOAD = (os.path.join(ROOT, "benchmarks", "workload", "mnist_cnn.py"),
+            os.path.join(ROOT, "plugins", "module_utils", "perf", "hardware.py"))
+TORCH_VENV = "/var/tmp/modak-ddp-venv"
+LOSS = re.compile(r"^ddp rank=(\d+) world_size=2 .* final_loss=(\S+)$", re.M)
+ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE")
+# 50 steps of about 2 s: longer than the first segment (Slurm checks the limits every 30 s and sends the signal 30 s
+# before the 2-minute limit, up to 30 s earlier still: 60 to 90 s after the start), short enough that the second
+# segment ends it
+TRAINING = "--ddp --steps 50 --warmup 1 --batch-size 16 --data synthetic --seed 5 --step-delay 2"
+LEAD_S = 30
+
+pytestmark = pytest.mark.xdist_group("multinode-resilience")
+
+
+def _run(argv, env=None, timeout=600, cwd=None):
+    proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+    assert proc.returncode == 0, "%s failed (rc %d):\n%s\n%s" % (argv[:3], proc.returncode, proc.stdout[-4000:],
+                                                                 proc.stderr[-4000:])
+    return proc.stdout
+
+
+def torch_python():
+    python = os.environ.get("MODAK_TORCH_PYTHON") or os.path.join(TORCH_VENV, "bin", "python")
+    if not os.path.exists(python):
+        _run([sys.executable, "-m", "venv", TORCH_VENV])
+        _run([python, "-m", "pip", "install", "--quiet", "torch==2.13.0"], timeout=1800)
+    return python
+
+
+def write_job(cluster, name, wall, lead, every=0):
+    """modak writes the example's job, shortened, into its own directory; returns the script's path."""
+    directory = os.path.join(cluster.workdir, name)
+    os.makedirs(directory)
+    doc = yaml.safe_load(open(EXAMPLE))
+    job = doc["job"]
+    job["job_options"].update({"job_name": name, "wall_time_limit": wall, "partition": cluster.partition,
+                               "standard_output_file": name + "-%j.out"})
+    arguments = TRAINING + (" --checkpoint-every %d" % every if every else "")
+    job["application"].update({"executable": "%s mnist_cnn.py" % torch_python(), "arguments": arguments,
+                               "container_runtime": ""})
+    job["resilience"] = {"signal_lead_time": lead, "max_restarts": 3, "checkpoint_dir": "checkpoints"}
+    job["optimisation"]["app_type-ai_training"]["config"]["processes_per_node"] = 1
+    dsl = os.path.join(directory, name + ".yaml")
+    with open(dsl, "w") as handle:
+        yaml.safe_dump(doc, handle)
+    _run([os.path.join(ROOT, ".venv", "bin", "python"), os.path.join(ROOT, "bin", "modak"), "optimise", dsl,
+          "-o", directory])
+    for path in WORKLOAD:
+        shutil.copy(path, directory)
+    return os.path.join(directory, name + ".sbatch")
+
+
+def submit(cluster, script):
+    out = _run(["sbatch", "--parsable", script], env=cluster, cwd=os.path.dirname(script), timeout=60)
+    return out.strip().split(";")[0]
+
+
+def show(cluster, job_id):
+    out = cluster.run(["scontrol", "show", "job", "-o", job_id], timeout=30).stdout
+    return dict(token.split("=", 1) for token in out.split() if "=" in token)
+
+
+def wait_ended(cluster, job_id, timeout, ended=None):
+    """The job's fields once it has ended for good: a requeued job goes back to PENDING, which is not an end. The
+    controller forgets a job MinJobAge (300 s) after its end: ``ended`` keeps what was read (the module's jobs)."""
+    if ended is not None and job_id in ended:
+        return ended[job_id]
+    deadline, fields, seen = time.monotonic() + timeout, {}, []
+    while time.monotonic() < deadline:
+        fields = show(cluster, job_id)
+        state = fields.get("JobState", "")
+        assert fields, "job %s is no longer known to the controller" % job_id
+        if not seen or seen[-1] != state:
+            seen.append(state)
+        if state in ENDED:
+            break
+        time.sleep(3)
+    fields["seen"] = seen
+    if ended is not None:
+        ended[job_id] = fields
+    return fields
+
+
+def losses(output):
+    found = dict(LOSS.findall(output))
+    assert sorted(found) == ["0", "1"], output[-4000:]
+    assert len(set(found.values())) == 1, found
+    return found["0"]
+
+
+@pytest.fixture(scope="module")
+def cluster(multinode):
+    return multinode
+
+
+@pytest.fixture(scope="module")
+def jobs(cluster):
+    """Both jobs, submitted at once: the uninterrupted run (a 10-minute limit) and the one that reaches its
+    2-minute limit; they share the cluster's nodes (one core per rank)."""
+    started = time.monotonic()
+    whole = write_job(cluster, "whole", "00:10:00", LEAD_S)
+    limited = write_job(cluster, "limited", "00:02:00", LEAD_S)
+    ids = {"whole": submit(cluster, whole), "limited": submit(cluster, limited)}
+    return {"ids": ids, "scripts": {"whole": whole, "limited": limited}, "started": started, "ended": {}}
+
+
+def output_of(jobs, name):
+    directory = os.path.dirname(jobs["scripts"][name])
+    with open(os.path.join(directory, "%s-%s.out" % (name, jobs["ids"][name]))) as handle:
+        return handle.read()
+
+
+def test_the_time_limit_signals_checkpoints_requeues_and_resumes_to_the_same_loss(cluster, jobs):
+    whole = wait_ended(cluster, jobs["ids"]["whole"], 600, jobs["ended"])
+    assert whole["JobState"] == "COMPLETED", output_of(jobs, "whole")[-4000:]
+    reference = losses(output_of(jobs, "whole"))
+    fields = wait_ended(cluster, jobs["ids"]["limited"], 900, jobs["ended"])
+    output = output_of(jobs, "limited")
+    took = int(time.monotonic() - jobs["started"])
+    print("limited job: states %s, %s s in all" % (" -> ".join(fields["seen"]), took))
+    assert fields["JobState"] == "COMPLETED", (fields, output[-6000:])
+    assert int(fields.get("Restarts", "0")) >= 1, fields
+    assert "modak: limit signal: forwarding USR1 to the ranks" in output
+    assert re.search(r"^checkpoint rank=0 step=\d+ signal=SIGUSR1$", output, re.M), output[-4000:]
+    assert "modak: requeued after the time limit: restart 1 of 3" in output
+    assert re.search(r"^resume rank=1 step=\d+$", output, re.M), output[-4000:]
+    assert losses(output) == reference
+    script = open(jobs["scripts"]["limited"]).read()
+    assert "#SBATCH --signal=B:USR1@30\n#SBATCH --requeue\n#SBATCH --open-mode=append\n" in script
+
+
+def test_a_preempted_job_is_requeued_and_resumes_to_the_same_loss(cluster, jobs):
+    """A job of the partition multinode (PriorityTier=1, GraceTime=30) is preempted by one of the partition urgent
+    (PriorityTier=2) that wants its nodes whole: Slurm sends TERM to the job's steps (not to the batch shell) and the
+    ranks checkpoint; the job would end within the grace time, which PreemptMode=REQUEUE does not requeue, so the
+    script requeues itself (scontrol shows PreemptTime); it resumes from the checkpoint and ends with the
+    uninterrupted run's loss. It starts once the other jobs have ended, so that only it is preempted."""
+    whole = wait_ended(cluster, jobs["ids"]["whole"], 600, jobs["ended"])
+    assert whole["JobState"] == "COMPLETED"
+    wait_ended(cluster, jobs["ids"]["limited"], 900, jobs["ended"])
+    reference = losses(output_of(jobs, "whole"))
+    started = time.monotonic()
+    script = write_job(cluster, "preempted", "00:10:00", LEAD_S, every=5)
+    job_id = submit(cluster, script)
+    checkpoint = os.path.join(os.path.dirname(script), "checkpoints", "rank-0.pt")
+    deadline = time.monotonic() + 300
+    while not os.path.exists(checkpoint) and time.monotonic() < deadline:
+        time.sleep(2)
+    fields = show(cluster, job_id)
+    assert fields.get("JobState") == "RUNNING" and os.path.exists(checkpoint), fields
+    urgent = _run(["sbatch", "--parsable", "--partition=urgent", "--nodelist=%s" % fields["NodeList"], "--nodes=2",
+                   "--exclusive", "--time=1", "--output=/dev/null", "--wrap", "sleep 10"], env=cluster,
+                  cwd=cluster.workdir, timeout=60).strip()
+    fields = wait_ended(cluster, job_id, 900)
+    with open(os.path.join(os.path.dirname(script), "preempted-%s.out" % job_id)) as handle:
+        output = handle.read()
+    took = int(time.monotonic() - started)
+    print("preempted job: states %s, %s s; urgent job %s" % (" -> ".join(fields["seen"]), took, urgent))
+    assert fields["JobState"] == "COMPLETED", (fields, output[-6000:])
+    assert int(fields.get("Restarts", "0")) >= 1, fields
+    assert re.search(r"^resume rank=0 step=\d+$", output, re.M), output[-4000:]
+    # Slurm sends TERM to the steps (not the batch shell) and does not requeue a job that ends within its GraceTime:
+    # the ranks checkpoint on TERM, the script sees PreemptTime and requeues the job itself
+    assert re.search(r"^checkpoint rank=0 step=\d+ signal=SIGTERM$", output, re.M), output[-4000:]
+    assert "modak: requeued after a preemption: restart 1 of 3" in output
+    assert losses(output) == reference
+
+
+def kill_node(node):
+    """Lose a node: SIGKILL every process of its namespace (its slurmd, the job's steps and ranks on it), as when the
+    node goes down; the controller notices after SlurmdTimeout (30 s on this cluster)."""
+    with open("/run/slurm-multinode/slurmd-%s.pid" % node) as handle:
+        namespace = os.readlink("/proc/%d/ns/uts" % int(handle.read().strip()))
+    killed = []
+    for pid in (int(name) for name in os.listdir("/proc") if name.isdigit()):
+        try:
+            if os.readlink("/proc/%d/ns/uts" % pid) == namespace:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+        except OSError:
+            continue
+    return killed
+
+
+def test_a_job_that_loses_its_node_is_requeued_and_resumes_to_the_same_loss(cluster, jobs):
+    """The node of the job's batch script is lost mid-training: Slurm marks it DOWN after SlurmdTimeout, ends the
+    job NODE_FAIL and requeues it (--requeue); it starts on the two nodes left, resumes from the last checkpoint of
+    every 5 steps and ends with the uninterrupted run's loss. The cluster is started afresh afterwards (the lost node
+    comes back)."""
+    whole = wait_ended(cluster, jobs["ids"]["whole"], 600, jobs["ended"])
+    assert whole["JobState"] == "COMPLETED"
+    reference = losses(output_of(jobs, "whole"))
+    wait_ended(cluster, jobs["ids"]["limited"], 900, jobs["ended"])
+    started = time.monotonic()
+    script = write_job(cluster, "lostnode", "00:10:00", LEAD_S, every=5)
+    job_id = submit(cluster, script)
+    checkpoint = os.path.join(os.path.dirname(script), "checkpoints", "rank-0.pt")
+    deadline = time.monotonic() + 300
+    while not os.path.exists(checkpoint) and time.monotonic() < deadline:
+        time.sleep(2)
+    fields = show(cluster, job_id)
+    assert fields.get("JobState") == "RUNNING" and os.path.exists(checkpoint), fields
+    lost = fields["BatchHost"]
+    try:
+        assert kill_node(lost)
+        fields = wait_ended(cluster, job_id, 900)
+    finally:
+        env = dict(os.environ, MULTINODE_NODES=str(len(cluster.nodes)), MULTINODE_CPUS=str(cluster.cpus))
+        restart = subprocess.run(["bash", os.path.join(HERE, "start-multinode.sh")], env=env, capture_output=True,
+                                 text=True, timeout=900, check=False)
+    with open(os.path.join(os.path.dirname(script), "lostnode-%s.out" % job_id)) as handle:
+        output = handle.read()
+    print("job that lost %s: states %s, %s s" % (lost, " -> ".join(fields["seen"]), int(time.monotonic() - started)))
+    assert restart.returncode == 0, restart.stderr
+    assert fields["JobState"] == "COMPLETED", (fields, output[-6000:])
+    assert int(fields.get("Restarts", "0")) >= 1 and lost not in fields.get("NodeList", ""), fields
+    assert re.search(r"^resume rank=0 step=\d+$", output, re.M), output[-4000:]
+    assert losses(output) == reference

@@ -1,0 +1,200 @@
+"""job.resilience: the DSL's rules by path, what each scheduler writes, the forwarding trap of the Slurm script
+(bash -n, shellcheck, and run for real with a fake scontrol), the example."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import textwrap
+import time
+
+import pytest
+from helpers import ROOT, ai_doc, load, with_
+from test_render import lint
+
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
+
+EXAMPLE = os.path.join(ROOT, "examples", "pytorch-requeue-slurm.yaml")
+
+
+def training(scheduler="slurm", resilience=None, wall="01:00:00", **app):
+    doc = with_(ai_doc("pytorch", "2.13.0", scheduler=scheduler), "job.job_options.wall_time_limit", wall)
+    doc = with_(doc, "job.resilience", resilience if resilience is not None else {})
+    for key, value in app.items():
+        doc = with_(doc, "job.application.%s" % key, value)
+    return doc
+
+
+def problems(doc):
+    with pytest.raises(DslInvalid) as err:
+        dsl.parse(doc)
+    return {p.path: p for p in err.value.problems}
+
+
+def test_slurm_writes_the_signal_the_requeue_and_one_output_file(catalog):
+    result = pipeline.optimise(training(resilience={"signal_lead_time": 120}), catalog)
+    assert result.script.directives[-3:] == ("#SBATCH --signal=B:USR1@120", "#SBATCH --requeue",
+                                             "#SBATCH --open-mode=append")
+    env = dict(result.settings.env)
+    assert env["MODAK_RESTART_COUNT"] == '"${SLURM_RESTART_COUNT:-0}"'
+    assert env["MODAK_CHECKPOINT_DIR"] == '"$PWD"/checkpoints/t'
+    assert env["MODAK_MAX_RESTARTS"] == "3"
+    text = result.script.text
+    assert "trap 'modak_stop limit' USR1\ntrap 'modak_stop term' TERM\n" in text
+    assert '  kill -s USR1 "$MODAK_LAUNCH" 2>/dev/null || true\n' in text    # one process, no srun step
+    assert '[ "$MODAK_STOP" = limit ] && MODAK_WHY="the time limit" || true\n' in text
+    assert ('[ "$MODAK_STOP" != limit ] && [[ "$(scontrol show job -o "$SLURM_JOB_ID" 2>/dev/null)" == '
+            '*" PreemptTime="[0-9]* ]] && MODAK_WHY="a preemption" || true\n') in text
+    assert ('if [ -n "$MODAK_WHY" ] && [ "$MODAK_RESTART_COUNT" -lt "$MODAK_MAX_RESTARTS" ]; then\n'
+            in text)
+    assert '  scontrol requeue "$SLURM_JOB_ID"\nfi\nexit "$MODAK_RC"\n' in text
+    assert any("resilience: requeued on time_limit, preemption, node_failure, 3 restart(s) at most" in line
+               for line in result.explanation)
+
+
+def test_the_default_lead_time_is_five_minutes_and_at_most_half_the_wall_time(catalog):
+    assert "#SBATCH --signal=B:USR1@300" in pipeline.optimise(training(), catalog).script.directives
+    short = pipeline.optimise(training(wall="00:04:00"), catalog)
+    assert "#SBATCH --signal=B:USR1@120" in short.script.directives
+
+
+@pytest.mark.parametrize("scheduler, line", [("pbspro", "#PBS -r y"), ("torque", "#PBS -r y"),
+                                             ("gridengine", "#$ -r y")])
+def test_pbs_and_grid_engine_mark_the_job_rerunnable(scheduler, line, catalog, tmp_path):
+    result = pipeline.optimise(training(scheduler), catalog)
+    assert result.script.directives[-1] == line
+    assert result.request.resilience.requeue_on == ("preemption", "node_failure")
+    text = result.script.text
+    # no restart variable there: the job counts its starts in the checkpoint directory
+    assert 'MODAK_RESTART_COUNT="$(cat "$MODAK_CHECKPOINT_DIR/.modak-starts" 2>/dev/null || echo 0)"' in text
+    assert 'echo "$((MODAK_RESTART_COUNT + 1))" >"$MODAK_CHECKPOINT_DIR/.modak-starts"' in text
+    assert "requeue" not in text.split("trap 'modak_stop term' TERM", 1)[1]
+    lint(text, tmp_path, result.script.filename)
+
+
+def test_a_per_node_launcher_gets_term_and_srun_per_rank_usr1(catalog):
+    doc = with_(training(launcher="torchrun"), "job.job_options.node_count", 2)
+    doc = with_(doc, "job.optimisation.app_type-ai_training.config.distributed_training", True)
+    text = pipeline.optimise(doc, catalog).script.text
+    assert 'scancel --signal=TERM "$SLURM_JOB_ID"' in text
+    srun = with_(doc, "job.application.launcher", "srun")
+    assert 'scancel --signal=USR1 "$SLURM_JOB_ID"' in pipeline.optimise(srun, catalog).script.text
+
+
+def test_a_run_without_srun_is_signalled_itself(catalog):
+    text = pipeline.optimise(training(launcher="none"), catalog).script.text
+    assert '  kill -s USR1 "$MODAK_LAUNCH" 2>/dev/null || true\n' in text
+
+
+def test_total_training_time_sets_the_restarts_and_bounds_the_requeue(catalog):
+    result = pipeline.optimise(training(resilience={"total_training_time": "03:30:00"}), catalog)
+    assert result.request.resilience.max_restarts == 3          # ceil(3.5 h / 1 h) - 1
+    assert '[ "$MODAK_TRAINED" -lt 12600 ]; then' in result.script.text
+    assert any("the training may take 12600 s in all, 3600 s per job" in line for line in result.explanation)
+
+
+@pytest.mark.parametrize("scheduler, resilience, path, words", [
+    ("slurm", {"signal_lead_time": 3600}, "job.resilience.signal_lead_time", "shorter than wall_time_limit"),
+    ("local", {}, "job.resilience", "local cannot requeue a job"),
+    ("flux", {}, "job.resilience", "flux cannot requeue a job"),
+    ("pbspro", {"requeue_on": ["preemption", "time_limit"]}, "job.resilience.requeue_on[1]",
+     "pbspro cannot requeue a job on time_limit"),
+    ("gridengine", {"signal_lead_time": 60}, "job.resilience.signal_lead_time", "signals no job before its limit"),
+    ("torque", {"total_training_time": "10:00:00"}, "job.resilience.total_training_time",
+     "torque requeues no job at its limit"),
+    ("slurm", {"total_training_time": "10:00:00", "max_restarts": 2}, "job.resilience.max_restarts",
+     "cannot reach total_training_time"),
+    ("slurm", {"total_training_time": "10:00:00", "requeue_on": ["preemption"]}, "job.resilience.requeue_on",
+     "leaves out time_limit"),
+])
+def test_rules_by_path(scheduler, resilience, path, words):
+    found = problems(training(scheduler, resilience))
+    assert path in found and words in found[path].message, found
+
+
+def test_a_total_needs_a_wall_time():
+    doc = with_(training(resilience={"total_training_time": "10:00:00"}), "job.job_options.wall_time_limit", None)
+    assert "needs job.job_options.wall_time_limit" in problems(doc)["job.resilience.total_training_time"].message
+
+
+def test_torchrun_is_not_sent_usr1():
+    doc = training(resilience={"signal": "USR1"}, launcher="torchrun")
+    assert "torchrun dies on USR1" in problems(doc)["job.resilience.signal"].message
+
+
+def test_raw_directives_the_section_writes_are_refused():
+    doc = with_(training(), "job.job_options.extra_directives", ["--reservation=x", "--signal=B:USR2@60"])
+    assert "is written by job.resilience" in problems(doc)["job.job_options.extra_directives[1]"].message
+
+
+def test_the_schema_refuses_unknown_signals_and_events():
+    found = problems(training(resilience={"signal": "KILL", "requeue_on": ["always"]}))
+    assert "job.resilience.signal" in found and "job.resilience.requeue_on[0]" in found
+
+
+def test_the_example_shows_the_section_and_its_script_lints(catalog, tmp_path):
+    result = pipeline.optimise(load(EXAMPLE), catalog)
+    text = result.script.text
+    for line in ("#SBATCH --signal=B:USR1@300", "#SBATCH --requeue", "#SBATCH --open-mode=append",
+                 "trap 'modak_stop limit' USR1", 'scancel --signal=USR1 "$SLURM_JOB_ID"',
+                 'scontrol requeue "$SLURM_JOB_ID"', '[ "$MODAK_TRAINED" -lt 43200 ]'):
+        assert line in text, line
+    assert result.request.resilience.max_restarts == 2
+    lint(text, tmp_path, result.script.filename)
+
+
+def run_script(text, tmp_path, restart_count, sig=signal.SIGUSR1, preempt_time="None", signal_after=1.0):
+    """Run the rendered script (a bare run, the program's process signalled by the script) with a fake scontrol
+    (``scontrol show job`` says PreemptTime=``preempt_time``); ``sig`` is sent to the batch shell: USR1 as Slurm's
+    --signal=B:USR1 sends it, TERM as a preemption or scancel does."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "scontrol").write_text('#!/bin/bash\nif [ "$1" = show ]; then echo "JobId=42 JobState=RUNNING '
+                                      'PreemptTime=%s Partition=p"; exit 0; fi\necho "scontrol $*" >>"$CALLS"\n'
+                                      % preempt_time)
+    (bin_dir / "scontrol").chmod(0o755)
+    program = tmp_path / "program.sh"
+    program.write_text(textwrap.dedent("""\
+        #!/bin/bash
+        trap 'echo "checkpoint written in $MODAK_CHECKPOINT_DIR at restart $MODAK_RESTART_COUNT"; exit 138' USR1 TERM
+        sleep 30 & wait
+        """))
+    program.chmod(0o755)
+    script = tmp_path / "job.sh"
+    script.write_text(text.replace("python3 train.py", str(program)))
+    calls = tmp_path / "calls"
+    env = dict(os.environ, PATH="%s:%s" % (bin_dir, os.environ["PATH"]), CALLS=str(calls), SLURM_JOB_ID="42",
+               SLURM_SUBMIT_DIR=str(tmp_path), SLURM_RESTART_COUNT=str(restart_count))
+    proc = subprocess.Popen(["bash", str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=str(tmp_path))
+    time.sleep(signal_after)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    return proc.returncode, out, err, calls.read_text() if calls.exists() else ""
+
+
+@pytest.mark.parametrize("restarts, requeued", [(0, True), (3, False)])
+def test_the_trap_forwards_waits_for_the_checkpoint_and_requeues_while_restarts_remain(
+        restarts, requeued, catalog, tmp_path):
+    doc = training(launcher="none", container_runtime="")
+    text = pipeline.optimise(doc, catalog).script.text
+    rc, out, err, calls = run_script(text, tmp_path, restarts)
+    assert "checkpoint written in %s/checkpoints/t at restart %d" % (tmp_path, restarts) in out, (out, err)
+    assert rc == 138      # the program's status: the job ended on the signal
+    assert ("scontrol requeue 42" in calls) is requeued
+    assert ("modak: requeued after the time limit: restart %d of 3" % (restarts + 1) in err) is requeued
+
+
+@pytest.mark.parametrize("preempt_time, requeued", [("2026-11-27T04:14:50", True), ("None", False)])
+def test_after_term_the_job_requeues_itself_only_when_preempted(preempt_time, requeued, catalog, tmp_path):
+    """A job that ends within the preemption's grace time is not requeued by Slurm (PreemptMode=REQUEUE): it requeues
+    itself when scontrol shows a PreemptTime; a TERM of scancel (PreemptTime=None) ends it. (Slurm 22.05 signals
+    the steps alone in the grace time: the check does not need the batch shell's TERM.)"""
+    text = pipeline.optimise(training(launcher="none", container_runtime=""), catalog).script.text
+    rc, out, err, calls = run_script(text, tmp_path, 0, signal.SIGTERM, preempt_time)
+    assert "checkpoint written in" in out and rc == 138, (out, err)
+    assert "modak: term signal: forwarding USR1 to the ranks" in err
+    assert ("scontrol requeue 42" in calls) is requeued
+    assert ("modak: requeued after a preemption: restart 1 of 3" in err) is requeued
