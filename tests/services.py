@@ -30,6 +30,10 @@ def run_dir(tmp_path_factory):
 # after another, so that no worker waits on another's lock; the services (Slurm, Grid Engine, the multi-node
 # cluster) are shared by every worker instead (shared below). A test is in a group when it uses one of its fixtures.
 GROUPS = {
+    # the multi-node Slurm: its resilience tests lose a node, restart the controller and the cluster, so every test
+    # that uses the cluster runs on one worker, one after the other (first: a DDP image test is one of them; it
+    # still holds the demo's storage by its lock)
+    "multinode": ("multinode",),
     "modak-demo.ch": ("quickstart", "pytorch_image", "ddp_image"),   # the demo's Charliecloud build storage
     "mpi-images": ("mpi_images",),          # the MPI images, built into Charliecloud's default storage
     "busybox-base": ("busybox_base",),      # podman's local base image, imported under one name

@@ -70,7 +70,7 @@ def test_podman_settings_are_written_whole_and_only_when_missing(tmp_path):
 
 
 @pytest.mark.parametrize("fixtures, group", [
-    (("quickstart", "slurm"), "modak-demo.ch"), (("ddp_image", "multinode"), "modak-demo.ch"),
+    (("quickstart", "slurm"), "modak-demo.ch"), (("ddp_image", "multinode"), "multinode"), (("multinode",), "multinode"),
     (("mpi_images",), "mpi-images"), (("busybox_base", "registry"), "busybox-base"),
     (("slurm", "play", "tmp_path"), None), ((), None)])
 def test_tests_that_use_a_one_at_a_time_resource_share_a_group(fixtures, group):

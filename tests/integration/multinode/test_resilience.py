@@ -6,8 +6,9 @@ checkpoint at the same step and stops, the job requeues itself (scontrol requeue
 two minutes on Slurm 22.05), resumes from the checkpoint and ends COMPLETED with the final loss of an uninterrupted run
 of the same training, bit for bit.
 
-The uninterrupted run is submitted beside the interrupted one and shared by the tests (one serial group: the module's
-tests share the cluster's nodes and their time). Runs as root, like the other multi-node tests.
+The uninterrupted run is submitted beside the interrupted one and shared by the tests. Every test of the multi-node
+cluster runs on one worker, one after the other (tests/services.py: these tests lose a node and restart the
+controller and the cluster). Runs as root, like the other multi-node tests.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -29,6 +31,7 @@ EXAMPLE = os.path.join(ROOT, "examples", "pytorch-requeue-slurm.yaml")
 WORKLOAD = (os.path.join(ROOT, "benchmarks", "workload", "mnist_cnn.py"),
             os.path.join(ROOT, "plugins", "module_utils", "perf", "hardware.py"))
 TORCH_VENV = "/var/tmp/modak-ddp-venv"
+RUN_DIR = "/run/slurm-multinode"           # start-multinode.sh: the pid files
 LOSS = re.compile(r"^ddp rank=(\d+) world_size=2 .* final_loss=(\S+)$", re.M)
 ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE")
 # 50 steps of about 2 s: longer than the first segment (Slurm checks the limits every 30 s and sends the signal 30 s
@@ -37,7 +40,6 @@ ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEM
 TRAINING = "--ddp --steps 50 --warmup 1 --batch-size 16 --data synthetic --seed 5 --step-delay 2"
 LEAD_S = 30
 
-pytestmark = pytest.mark.xdist_group("multinode-resilience")
 
 
 def _run(argv, env=None, timeout=600, cwd=None):
@@ -243,4 +245,60 @@ def test_a_job_that_loses_its_node_is_requeued_and_resumes_to_the_same_loss(clus
     assert fields["JobState"] == "COMPLETED", (fields, output[-6000:])
     assert int(fields.get("Restarts", "0")) >= 1 and lost not in fields.get("NodeList", ""), fields
     assert re.search(r"^resume rank=0 step=\d+$", output, re.M), output[-4000:]
+    assert losses(output) == reference
+
+
+def restart_controller(cluster, down_s):
+    """slurmctld stopped with TERM (it saves its state) and started again on that state after ``down_s`` (neither
+    -c nor -i), as an administrator restarts it: the jobs it knew go on."""
+    with open(os.path.join(RUN_DIR, "slurmctld.pid")) as handle:
+        pid = int(handle.read().strip())
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 60
+    while os.path.exists("/proc/%d" % pid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not os.path.exists("/proc/%d" % pid), "slurmctld %d did not stop" % pid
+    time.sleep(down_s)
+    _run(["slurmctld", "-f", cluster.conf], env=cluster, timeout=60)
+
+
+def test_the_wait_goes_on_while_the_controller_restarts(cluster, jobs):
+    """batch_job's wait (job_control.Job, the module's code) follows a training while slurmctld is stopped for 20 s
+    and started again on its saved state: the status queries that fail meanwhile are asked again (status_errors),
+    the wait does not end, and the job ends COMPLETED with the uninterrupted run's loss."""
+    from ansible_collections.sodalite.modak.plugins.module_utils import job_control  # pylint: disable=import-outside-toplevel
+    from ansible_collections.sodalite.modak.plugins.module_utils.commands import ProcessRunner  # pylint: disable=import-outside-toplevel
+    whole = wait_ended(cluster, jobs["ids"]["whole"], 600, jobs["ended"])
+    assert whole["JobState"] == "COMPLETED"
+    reference = losses(output_of(jobs, "whole"))
+    script = write_job(cluster, "steady", "00:10:00", LEAD_S)
+    request = job_control.Request(script=script, scheduler="slurm", wait=True, wait_timeout=900, poll_interval=5)
+    job = job_control.Job(request, ProcessRunner(timeout=30, env=dict(cluster)))
+    outcome = {}
+
+    def wait():
+        try:
+            outcome["result"] = job.execute()
+        except Exception as exc:  # pylint: disable=broad-except
+            outcome["error"] = exc
+
+    waiting = threading.Thread(target=wait, daemon=True)
+    waiting.start()
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not (job.result.get("job_id") and
+                                               show(cluster, job.result["job_id"]).get("JobState") == "RUNNING"):
+        time.sleep(2)
+    job_id = job.result.get("job_id")
+    assert job_id and show(cluster, job_id).get("JobState") == "RUNNING", job.result
+    time.sleep(10)                     # a step or two of training
+    restart_controller(cluster, 20)
+    waiting.join(900)
+    assert "error" not in outcome, outcome
+    result = outcome["result"]
+    with open(os.path.join(os.path.dirname(script), "steady-%s.out" % job_id)) as handle:
+        output = handle.read()
+    print("wait across a controller restart: %s, %d status queries unanswered"
+          % (result["state"], result.get("status_errors", 0)))
+    assert result["state"] == "COMPLETED", (result, output[-4000:])
+    assert result.get("status_errors", 0) >= 1, result
     assert losses(output) == reference
