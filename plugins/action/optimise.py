@@ -20,7 +20,7 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.sodalite.modak.plugins.module_utils import catalog, dsl, files, pipeline, site_profile
+from ansible_collections.sodalite.modak.plugins.module_utils import catalog, dsl, files, pipeline, secrets, site_profile
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries
 from ansible_collections.sodalite.modak.plugins.module_utils.tasks import optimise as task
@@ -118,7 +118,7 @@ class ActionModule(ActionBase):
         name = result.script.filename
         files.check_filename(name)
         remote = RemoteDir(self, task_vars, task.output_dir_of(params, result))
-        changed, path, diff = remote.write(name, result.script.text, task.JOB_SCRIPT_MODE)
+        changed, path, diff = remote.write(name, result.script.text, task.JOB_SCRIPT_MODE, task.secret_values(result))
         out = task.outcome(params, result, path, changed, diff)
         if result.warnings:
             out["warnings"] = list(result.warnings)
@@ -146,6 +146,9 @@ class ActionModule(ActionBase):
         if site is not None:
             args["site_profile"] = site.doc           # read here, checked again on the host
         args["dsl"] = self._document(params)
+        hidden = secrets.document_values(args["dsl"])
+        if hidden:        # masked in the module's logged call on the host, before the module reads them itself
+            args["secret_values"] = hidden
         if params["catalog"]:
             args["catalog_data"] = self._read(params["catalog"], catalog.read_data)
         elif params["catalog_data"] is None:

@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 from ansible_collections.sodalite.modak.plugins.module_utils import (
-    cli_jobs, completion, dsl, files, gitops, pipeline, site_profile)
+    cli_jobs, completion, dsl, files, gitops, pipeline, secrets, site_profile)
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import (
     DslInvalid, DslProblem, ModakError, SiteInvalid, printable)
@@ -172,6 +172,7 @@ def cmd_validate(args):
         lines.append("%s: %s" % (path, "valid" if not problems else "invalid, %d problem(s)" % len(problems)))
         lines.extend("  " + line for line in _problem_lines(path, problems))
         if args.show and not problems:
+            document = secrets.redact(document, secrets.document_values(document))
             report[-1]["document"] = document
             lines.extend("  " + line for line in dsl.yaml.safe_dump(document, sort_keys=False).splitlines())
     status = INVALID if any(not r["valid"] for r in report) else OK
@@ -359,7 +360,8 @@ def _result_report(path, result):
 def _printed(path_result):
     """-o -: the script is the output (its report's warnings go to standard error); JSON carries it as "script"."""
     path, result = path_result
-    entry = dict(_result_report(path, result), changed=False, job_script=STDOUT, script=result.script.text)
+    entry = secrets.redact(dict(_result_report(path, result), changed=False, job_script=STDOUT,
+                                script=result.script.text), secrets.values(result.request.app))
     report = {"command": "optimise", "valid": True, "files": [entry], "to_add": []}
     notes = ["%s: %s (%s, image %s)" % (path, result.script.filename, result.script.scheduler,
                                         result.choice.uri or "none: bare run")]

@@ -28,8 +28,20 @@ def env_pairs(app):
 
 
 def values(app):
-    """The secret values a result or report must never show (``value`` forms; references hold none)."""
-    return sorted(set(ref for _name, kind, ref in app.secrets if kind == "value" and ref), key=len, reverse=True)
+    """The secret values a result or report must never show (``value`` forms; references hold none), in every
+    form the script writes them (hidden_forms)."""
+    return hidden_forms(ref for _name, kind, ref in app.secrets if kind == "value" and ref)
+
+
+def hidden_forms(raw):
+    """The texts that show a secret value: the value, its shell-quoted form (a value with a quote is written
+    ``'ab'"'"'cd'``, which holds no ``ab'cd``) and the parts of the value between its quotes (3 characters or more),
+    longest first, so that a longer form is masked before a part of it."""
+    found = set()
+    for value in raw:
+        found.update((value, shell.quote(value)))
+        found.update(part for part in value.split("'") if len(part) >= 3)
+    return sorted(found, key=len, reverse=True)
 
 
 def document_values(document):
@@ -37,8 +49,8 @@ def document_values(document):
     failure's result."""
     try:
         found = document["job"]["application"]["secrets"]
-        return sorted(set(form["value"] for form in found.values()
-                          if isinstance(form, dict) and isinstance(form.get("value"), str) and form["value"]))
+        return hidden_forms(form["value"] for form in found.values()
+                            if isinstance(form, dict) and isinstance(form.get("value"), str) and form["value"])
     except (KeyError, TypeError, AttributeError):
         return []
 

@@ -100,6 +100,13 @@ options:
       - Base image of the recipes of recipe-backed CPU entries (for example a Debian base in your own
         registry); the default is each recipe's own base. It changes the recipe hash and so the image tag.
     type: str
+  secret_values:
+    description:
+      - Texts to mask wherever the managed host logs this module's call (its journal): the action plugin gives the
+        DSL's C(application.secrets) values here when the module runs on the host (O(results_store)); you need not.
+    type: list
+    elements: str
+    default: []
   image_dir:
     description:
       - Directory of images on the target that the compute nodes read (a shared file system), for a DSL that

@@ -50,6 +50,13 @@ options:
     description: The file's permission bits, an octal string such as C("0755").
     type: str
     default: "0644"
+  secret_values:
+    description:
+      - Texts to mask wherever the host logs this module's call (its journal), O(content) included; the action
+        plugins of C(sodalite.modak.optimise) give the DSL's secret values here.
+    type: list
+    elements: str
+    default: []
 attributes:
   check_mode:
     support: full
@@ -101,6 +108,7 @@ ARGUMENT_SPEC = dict(
     content=dict(type="str"),
     source=dict(type="path"),
     mode=dict(type="str", default="0644"),
+    secret_values=dict(type="list", elements="str", no_log=True, default=[]),
 )
 
 

@@ -25,12 +25,14 @@ class RemoteDir(object):
     def __init__(self, action, task_vars, directory):
         self.action, self.task_vars, self.directory = action, task_vars, directory
 
-    def write(self, name, text, mode):
+    def write(self, name, text, mode, secret_values=()):
         """Put file ``name`` in place (the task's check mode and --diff apply); (changed, its path on the host,
-        the diff entry or None)."""
-        result = self.action._execute_module(
-            module_name=MODULE, task_vars=self.task_vars,
-            module_args={"output_dir": self.directory, "name": name, "content": text, "mode": "0%o" % mode})
+        the diff entry or None). ``secret_values`` (a no_log option of the module) are masked wherever the host
+        logs the module's call (its journal), the text's included."""
+        args = {"output_dir": self.directory, "name": name, "content": text, "mode": "0%o" % mode}
+        if secret_values:
+            args["secret_values"] = list(secret_values)
+        result = self.action._execute_module(module_name=MODULE, task_vars=self.task_vars, module_args=args)
         if result.get("failed") or "path" not in result:
             raise AnsibleActionFail("cannot write %s into %s on the host: %s" % (
                 name, self.directory, result.get("msg") or result.get("module_stderr") or "no result"))

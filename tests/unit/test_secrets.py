@@ -173,3 +173,58 @@ def test_the_roles_and_operations_write_job_scripts_and_their_directories_privat
             found.extend((os.path.basename(path), mode) for mode in modes(yaml.safe_load(handle)))
     assert found and all(mode in ("0700", "0600") or (path, mode) == ("catalog.yml", "0644")
                          for path, mode in found), found
+
+
+QUOTED = "ab'cd-s3cr3t"      # the script writes it 'ab'"'"'cd-s3cr3t': the value itself is not in the text
+
+
+def test_a_secret_with_a_quote_is_masked_in_every_form_the_script_writes(catalog):
+    result = result_of(local_doc(secrets={"TOKEN": {"value": QUOTED}}), catalog)
+    assert QUOTED not in result.script.text and "cd-s3cr3t" in result.script.text
+    params = {"build_lookup_timeout": 0.1, "build_base_image": None}
+    out = task.outcome(params, result, "/w/tok.sh", True, {"before": "", "after": result.script.text})
+    assert "s3cr3t" not in json.dumps(out)
+
+
+def test_the_printed_report_and_the_merged_document_mask_a_secret(tmp_path):
+    """modak optimise -o - --format json carries the script; validate --show the document: both masked."""
+    path = tmp_path / "job.yaml"
+    path.write_text(json.dumps(local_doc(secrets={"TOKEN": {"value": TOKEN}})))
+    for argv in (["optimise", str(path), "-o", "-", "--format", "json"], ["validate", "--show", str(path)],
+                 ["validate", "--show", str(path), "--format", "json"]):
+        out = io.StringIO()
+        assert cli.main(argv, stdout=out, stderr=io.StringIO()) == 0, argv
+        assert TOKEN not in out.getvalue() and "********" in out.getvalue(), argv
+
+
+def test_the_host_logs_the_placement_of_a_script_without_its_secret(monkeypatch, tmp_path):
+    """output_file's call, as AnsibleModule logs it on the host (syslog, the journal): the secret values the action
+    plugin gives (secret_values, no_log) are masked in the script's content too."""
+    from ansible.module_utils import basic                  # pylint: disable=import-outside-toplevel
+    from ansible.module_utils.common.text.converters import to_bytes    # pylint: disable=import-outside-toplevel
+    from ansible_collections.sodalite.modak.plugins.modules import output_file    # pylint: disable=import-outside-toplevel
+    logged = []
+    monkeypatch.setattr(basic.AnsibleModule, "log", lambda self, msg, log_args=None: logged.append(msg))
+    monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)
+    quoted = "export TOKEN='ab'\"'\"'cd-s3cr3t'\n"
+    args = {"output_dir": str(tmp_path), "name": "tok.sh", "content": quoted, "mode": "0700",
+            "secret_values": ["ab'cd-s3cr3t", "'ab'\"'\"'cd-s3cr3t'", "cd-s3cr3t"], "_ansible_no_log": False}
+    monkeypatch.setattr(basic, "_ANSIBLE_ARGS", to_bytes(json.dumps({"ANSIBLE_MODULE_ARGS": args})))
+    with pytest.raises(SystemExit):
+        output_file.main()
+    assert logged and "Invoked with" in logged[0] and "s3cr3t" not in " ".join(logged)
+    assert output_file.ARGUMENT_SPEC["secret_values"]["no_log"] is True
+    assert task.ARGUMENT_SPEC["secret_values"]["no_log"] is True
+
+
+def test_the_action_gives_the_module_the_secret_values_to_mask():
+    from ansible_collections.sodalite.modak.plugins.plugin_utils.remote_files import RemoteDir  # pylint: disable=import-outside-toplevel
+    calls = []
+
+    class Action(object):
+        def _execute_module(self, module_name, task_vars, module_args):
+            calls.append(module_args)
+            return {"path": "/w/tok.sh", "changed": True}
+
+    RemoteDir(Action(), {}, "/w").write("tok.sh", "x", 0o700, ["s3cr3t"])
+    assert calls[0]["secret_values"] == ["s3cr3t"]

@@ -36,6 +36,8 @@ ARGUMENT_SPEC = dict(
         timeout=dict(type="float", default=10.0),
         repositories=dict(type="list", elements="str"),
     )),
+    # the DSL's secret values, given by the action plugin so that the host's log of the module's call masks them
+    secret_values=dict(type="list", elements="str", no_log=True, default=[]),
     **site_profile.TASK_OPTIONS
 )
 REQUIRED_ONE_OF = [("dsl", "dsl_file")]
