@@ -162,6 +162,10 @@ def _training_problems(job, opt):
                               "starts a process on each node (Slurm's srun, PBS Pro's mpiexec); %s starts none on the "
                               "other nodes" % (nodes, scheduler),
                               nodes, "use job_scheduler_type: slurm or pbspro, or one node"))
+    if nodes > 1 and node_steps and not steps and options.get("placement") not in (None, "scatter"):
+        out.append(DslProblem(OPTIONS + ".placement", "a training across nodes starts one process per node (mpiexec "
+                              "--ppn 1), so each chunk needs a node of its own", options["placement"],
+                              "use scatter, or leave placement out (scatter is written)"))
     per_task = 1 if launch in launchers.PER_NODE or not steps else ppn
     if "process_count_per_node" in options and _int(options["process_count_per_node"]) != per_task:
         out.append(DslProblem(OPTIONS + ".process_count_per_node", "disagrees with distributed training, which "

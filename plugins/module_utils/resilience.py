@@ -55,9 +55,21 @@ def _reader(duration):
     return seconds
 
 
-def _launcher(job):
+def _launcher(job, scheduler):
+    """The launcher that starts the program: the DSL's, or the one ``auto`` (or the old distributed_launch) gives a
+    distributed training (srun per rank where the scheduler has srun's steps, else torchrun per node or
+    standalone)."""
     app = job.get("application") if isinstance(job.get("application"), dict) else {}
-    return app.get("launcher") or "auto"
+    launcher = app.get("launcher") or "auto"
+    opt = job.get("optimisation") if isinstance(job.get("optimisation"), dict) else {}
+    section = opt.get("app_type-ai_training") if isinstance(opt.get("app_type-ai_training"), dict) else {}
+    config = section.get("config") if isinstance(section.get("config"), dict) else {}
+    if launcher != "auto" or config.get("distributed_training") is not True:
+        return launcher
+    old = config.get("distributed_launch") or "auto"
+    if old != "auto":
+        return old
+    return "srun" if registry.capable(scheduler, registry.SRUN_STEPS) else "torchrun"
 
 
 def problems(doc, scheduler, duration):
@@ -109,7 +121,7 @@ def problems(doc, scheduler, duration):
             out.append(DslProblem(BASE + ".requeue_on", "leaves out time_limit, and total_training_time is longer "
                                   "than one job", section["requeue_on"], "add time_limit"))
     signal = section.get("signal")
-    launcher = _launcher(job)
+    launcher = _launcher(job, scheduler)
     if signal and launcher in launchers.PER_NODE and signal not in PER_NODE_SIGNALS:
         out.append(DslProblem(BASE + ".signal", "%s dies on %s instead of passing it to its workers"
                               % (launcher, signal), signal, "use TERM (the default for %s)" % launcher))

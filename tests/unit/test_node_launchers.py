@@ -48,10 +48,10 @@ def test_torchrun_per_node_under_pbs_pro_is_mpiexec_ppn_1_scattered_over_the_nod
     text = script(training("pbspro", "torchrun"))
     assert "#PBS -l select=2:ncpus=2:mpiprocs=1\n#PBS -l place=scatter\n" in text
     assert '\nMASTER_ADDR="$(head -n 1 "$PBS_NODEFILE")"\nexport MASTER_ADDR\n' in text
-    assert "\nMASTER_PORT=$((29500 + ${PBS_JOBID%%[.[]*} % 1000))\n" in text
+    assert "\nMASTER_PORT=$((29500 + $(( ${PBS_JOBID%%[.[]*} + ${PBS_ARRAY_INDEX:-0} )) % 1000))\n" in text
     assert run_line(text) == (
         'mpiexec -n 2 --ppn 1 --depth=2 --cpu-bind depth python3 -m torch.distributed.run --nnodes=2 '
-        '--nproc-per-node=2 --rdzv-id="${PBS_JOBID%%[.[]*}" --rdzv-backend=c10d '
+        '--nproc-per-node=2 --rdzv-id="$(( ${PBS_JOBID%%[.[]*} + ${PBS_ARRAY_INDEX:-0} ))" --rdzv-backend=c10d '
         '--rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT" --no-python python3 train.py --epochs 1')
 
 
@@ -61,11 +61,17 @@ def test_auto_across_pbs_pro_nodes_is_torchrun_per_node_and_one_node_stays_stand
     assert one.startswith("python3 -m torch.distributed.run --standalone --nnodes=1 --nproc-per-node=2 ")
 
 
-@pytest.mark.parametrize("job_id,port", [("1234.pbs01", 29734), ("1234[7].pbs01", 29734), ("98765", 30265)])
-def test_the_pbs_pro_port_follows_the_job_number(job_id, port):
+@pytest.mark.parametrize("job_id,index,port", [("1234.pbs01", None, 29734), ("1234[7].pbs01", "7", 29741),
+                                              ("1234[8].pbs01", "8", 29742), ("98765", None, 30265)])
+def test_the_pbs_pro_port_follows_the_job_number(job_id, index, port):
+    """An array's elements (PBS_ARRAY_INDEX) each take a port of their own."""
     text = script(training("pbspro", "torchrun"))
     lines = [line for line in text.splitlines() if line.startswith("MASTER_PORT=$((")]
-    out = subprocess.run(["bash", "-c", lines[0] + '; echo "$MASTER_PORT"'], env=dict(os.environ, PBS_JOBID=job_id),
+    env = dict(os.environ, PBS_JOBID=job_id)
+    env.pop("PBS_ARRAY_INDEX", None)
+    if index is not None:
+        env["PBS_ARRAY_INDEX"] = index
+    out = subprocess.run(["bash", "-c", lines[0] + '; echo "$MASTER_PORT"'], env=env,
                          capture_output=True, text=True, check=True).stdout
     assert int(out) == port
 
@@ -110,8 +116,9 @@ def test_the_deepspeed_host_file_under_pbs_pro_keeps_the_node_file_order_once_ea
     host_line = [line for line in text.splitlines() if "deepspeed-hosts" in line and line.startswith("awk")][0]
     nodes = tmp_path / "nodefile"
     nodes.write_text("x3004c0s7b1n0\nx3004c0s7b1n0\nx3001c0s1b0n0\nx3001c0s1b0n0\n")
-    subprocess.run(["bash", "-c", host_line], cwd=str(tmp_path),
-                   env=dict(os.environ, PBS_NODEFILE=str(nodes), PBS_JOBID="77.pbs"), check=True)
+    env = dict(os.environ, PBS_NODEFILE=str(nodes), PBS_JOBID="77.pbs")
+    env.pop("PBS_ARRAY_INDEX", None)
+    subprocess.run(["bash", "-c", host_line], cwd=str(tmp_path), env=env, check=True)
     assert (tmp_path / "deepspeed-hosts.77").read_text() == "x3004c0s7b1n0 slots=2\nx3001c0s1b0n0 slots=2\n"
     assert "--node_rank=\"$PMI_RANK\"" in run_line(text)
 
@@ -146,3 +153,22 @@ def test_per_rank_launchers_stay_slurms(launcher):
     with pytest.raises(DslInvalid) as info:
         pipeline.optimise(training("pbspro", launcher), EMPTY)
     assert "needs Slurm" in str(info.value)
+
+
+@pytest.mark.parametrize("placement", ["pack", "free"])
+def test_a_placement_that_shares_nodes_is_refused_for_a_training_across_pbs_pro_nodes(placement):
+    with pytest.raises(DslInvalid) as info:
+        pipeline.optimise(training("pbspro", "torchrun", placement=placement), EMPTY)
+    assert [p.path for p in info.value.problems] == ["job.job_options.placement"]
+    text = script(training("pbspro", "torchrun", placement="scatter"))
+    assert "#PBS -l place=scatter\n" in text
+
+
+def test_a_per_node_launcher_given_by_auto_takes_no_signal_that_kills_torchrun():
+    """job.resilience's signal under launcher auto across PBS Pro nodes: auto is torchrun per node there, which dies
+    on USR1."""
+    doc = training("pbspro", "auto", wall_time_limit="01:00:00")
+    doc["job"]["resilience"] = {"signal": "USR1"}
+    with pytest.raises(DslInvalid) as info:
+        pipeline.optimise(doc, EMPTY)
+    assert "job.resilience.signal" in [p.path for p in info.value.problems]

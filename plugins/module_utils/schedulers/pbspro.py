@@ -94,9 +94,10 @@ class PbsPro(PbsFamily):
     allowed_options = ALLOWED_OPTIONS
     node_cpus_var = "NCPUS"      # PBS Pro sets it to the ncpus of the job's first chunk (pbs_environment)
     # the rendezvous: the first node of $PBS_NODEFILE is the mother superior, where the script runs; the job's
-    # number is PBS_JOBID up to its server ('1234.server', an array's element '1234[5].server')
+    # number is PBS_JOBID up to its server ('1234.server'), plus an array element's index ('1234[5].server'), so
+    # that the elements of one array take ports and host files of their own
     first_node_expr = '$(head -n 1 "$PBS_NODEFILE")'
-    job_number_expr = "${PBS_JOBID%%[.[]*}"
+    job_number_expr = "$(( ${PBS_JOBID%%[.[]*} + ${PBS_ARRAY_INDEX:-0} ))"
     hosts_command = "awk '!seen[$0]++' \"$PBS_NODEFILE\""
     node_rank_var = "PMI_RANK"    # a process's rank in mpiexec's job: with --ppn 1, its node's index
 
