@@ -90,14 +90,17 @@ def record(directory, names, directory_created=False, check_mode=False):
     return True
 
 
-def remove(directory, check_mode=False):
-    """Remove what the record of ``directory`` lists and still holds what modak wrote, the record, and the
-    directory when modak made it and nothing else is left; (removed paths, kept paths)."""
+def remove(directory, names=None, check_mode=False):
+    """Remove what the record of ``directory`` lists (of ``names`` only, when given: several creates may share a
+    directory, each deleting its own) and still holds what modak wrote, then the record once it lists nothing, and
+    the directory when modak made it and nothing else is left; (removed paths, kept paths)."""
     if not os.path.isdir(directory):
         return [], []
     current = load(directory)
     removed, kept = [], []
-    for name, digest in sorted(current["files"].items()):
+    chosen = current["files"] if names is None else dict(
+        (name, digest) for name, digest in current["files"].items() if name in names)
+    for name, digest in sorted(chosen.items()):
         data = _read(directory, name)
         path = os.path.join(directory, name)
         if data is None:
@@ -108,7 +111,13 @@ def remove(directory, check_mode=False):
         if not check_mode:
             os.unlink(path)
         removed.append(path)
-    if _read(directory, RECORD) is not None:
+    # what the record keeps: the files of the other creates (a kept, edited file is no longer what modak wrote)
+    left_recorded = dict((name, digest) for name, digest in current["files"].items() if name not in chosen)
+    if left_recorded and left_recorded != current["files"]:      # another create's files stay recorded
+        text = json.dumps({"directory_created": current["directory_created"], "files": left_recorded}, indent=1,
+                          sort_keys=True) + "\n"
+        files.place(directory, RECORD, text, 0o600, check_mode)
+    elif not left_recorded and _read(directory, RECORD) is not None:
         if not check_mode:
             os.unlink(os.path.join(directory, RECORD))
         removed.append(os.path.join(directory, RECORD))

@@ -19,15 +19,17 @@ description:
   - O(state=check) fails when one of O(names) is in O(path) and is not recorded, a file modak did not create that
     a create must not overwrite; it lists in RV(theirs) what O(path) holds that modak did not create.
   - O(state=present) records O(names).
-  - O(state=absent) removes every recorded file that still holds what modak wrote (an edited one stays, and is
-    listed in RV(kept)), the record, and the directory when modak made it and nothing else is left.
+  - O(state=absent) removes the recorded files of O(names) (every recorded file when O(names) is empty) that still
+    hold what modak wrote (an edited one stays, and is listed in RV(kept)), the record once it lists nothing else
+    (another create's files in a shared directory stay recorded), and the directory when modak made it and nothing
+    else is left.
 options:
   path:
     description: The directory (on the host the module runs on).
     type: path
     required: true
   names:
-    description: Plain file names of O(path) (for O(state=check) and O(state=present)).
+    description: Plain file names of O(path) (for O(state=check), O(state=present) and O(state=absent)).
     type: list
     elements: str
     default: []
@@ -123,7 +125,7 @@ def run(params, check_mode):
     if params["state"] == "present":
         changed = created.record(directory, params["names"], params["directory_created"], check_mode)
         return dict(changed=changed, removed=[], kept=[], theirs=[])
-    removed, kept = created.remove(directory, check_mode)
+    removed, kept = created.remove(directory, params["names"] or None, check_mode)
     return dict(changed=bool(removed), removed=removed, kept=kept, theirs=[])
 
 

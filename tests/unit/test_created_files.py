@@ -93,3 +93,21 @@ def test_the_playbooks_decide_through_the_record():
 
 def stat_mode(path):
     return os.stat(str(path)).st_mode & 0o777
+
+
+def test_a_delete_keeps_another_creates_files_in_a_shared_directory(tmp_path):
+    """Two optimiser nodes share an output directory: deleting A removes A's DSL and script only; B's stay, and stay
+    recorded, so that B's delete removes them later (and the directory, once empty)."""
+    directory = str(tmp_path / "shared")
+    os.mkdir(directory)
+    for name in ("a.dsl.yaml", "a.sbatch", "b.dsl.yaml", "b.sbatch"):
+        with open(os.path.join(directory, name), "w") as handle:
+            handle.write(name)
+    created.record(directory, ["a.dsl.yaml", "a.sbatch"], True)
+    created.record(directory, ["b.dsl.yaml", "b.sbatch"], False)
+    removed, kept = created.remove(directory, ["a.dsl.yaml", "a.sbatch"])
+    assert sorted(os.path.basename(p) for p in removed) == ["a.dsl.yaml", "a.sbatch"] and kept == []
+    assert sorted(os.listdir(directory)) == ["b.dsl.yaml", "b.sbatch", created.RECORD]
+    assert sorted(created.load(directory)["files"]) == ["b.dsl.yaml", "b.sbatch"]
+    removed, kept = created.remove(directory, ["b.dsl.yaml", "b.sbatch"])
+    assert not os.path.exists(directory)
