@@ -232,7 +232,23 @@ def _dsl_script(args):
         raise DslInvalid(problems)
     result = pipeline.optimise_request(request, _catalog(args.catalog))
     target = _target(args.output_dir, result.script.filename)
+    try:
+        manifest = gitops.load(args.output_dir)
+    except ModakError as exc:
+        raise UsageError(str(exc))
+    there = files.read_regular(args.output_dir, result.script.filename)
+    theirs = there is files.NOT_REGULAR or (
+        there is not None and gitops.digest(there) != gitops.digest(result.script.text)
+        and gitops.digest(there) != manifest.get(result.script.filename, {}).get("sha256"))
+    if theirs:      # a file modak did not write (or one edited since): never overwritten
+        raise UsageError("%s is there and modak did not write it: move it, or give another output directory (-o)"
+                         % target)
     _place(target, result.script.text, False)
+    try:
+        gitops.save(args.output_dir, gitops.updated(manifest, args.output_dir,
+                                                    [(args.file, result.script.filename, result.script.text)]))
+    except (ModakError, IOError, OSError) as exc:
+        raise UsageError("cannot record %s in the output directory's manifest: %s" % (target, exc))
     return target, result.script.scheduler
 
 

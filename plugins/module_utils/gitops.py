@@ -109,10 +109,11 @@ def strays(output_dir, manifest, written):
 
 
 def prune(output_dir, manifest, found, check_mode=False):
-    """Remove the strays ``found`` that the manifest lists (modak wrote them); the removed names."""
+    """Remove the strays ``found`` that the manifest lists and that still hold what modak wrote (one edited by
+    hand since stays); the removed names."""
     removed = []
     for name, _why, ours in found:
-        if not ours or name not in manifest:
+        if not ours or name not in manifest or edited(output_dir, manifest, name):
             continue
         if not check_mode:
             os.unlink(os.path.join(output_dir, files.check_filename(name)))

@@ -69,8 +69,12 @@ def new_lines(path, offset, max_bytes=65536, final=False):
     if not path:
         return [], offset
     data, start = _read(path, offset, max_bytes)
+    if data is not None and start < offset:     # the file is shorter than what was read: truncated, read it again
+        data, start = _read(path, 0, max_bytes)
     if not data:
-        return [], offset
+        return [], offset if data is None else start
     end = len(data) if final else data.rfind(b"\n") + 1
+    if end == 0 and len(data) >= max_bytes:
+        end = len(data)            # a line longer than the window (a progress bar's carriage returns): shown cut
     lines = data[:end].decode("utf-8", errors="replace").splitlines()
     return [_printable(line.rstrip()) for line in lines], start + end

@@ -233,6 +233,25 @@ def test_submit_a_dsl_optimises_then_submits(tmp_path, monkeypatch):
     assert modak("logs", out.strip())[1] == "hi\n"
 
 
+def test_submit_of_a_dsl_never_overwrites_a_script_modak_did_not_write(tmp_path, monkeypatch):
+    """The user's own hello.sh in the output directory stays; a script modak wrote there is rewritten."""
+    monkeypatch.chdir(tmp_path)
+    doc = tmp_path / "hello.yaml"
+    doc.write_text("job:\n  job_options: {job_name: hello}\n  application: {executable: echo, arguments: hi}\n"
+                   "  target: {job_scheduler_type: local}\n")
+    mine = tmp_path / "hello.sh"
+    mine.write_text("#!/bin/bash\necho my own\n")
+    status, _out, err = modak("submit", str(doc))
+    assert status == 2 and "modak did not write it" in err
+    assert mine.read_text() == "#!/bin/bash\necho my own\n"
+    status, _out, err = modak("submit", "--wait", "--poll-interval", "1", "-o", "jobs", str(doc))
+    assert status == 0, err
+    doc.write_text(doc.read_text().replace("arguments: hi", "arguments: again"))
+    status, _out, err = modak("submit", "--wait", "--poll-interval", "1", "-o", "jobs", str(doc))
+    assert status == 0, err
+    assert "again" in (tmp_path / "jobs" / "hello.sh").read_text()
+
+
 def test_status_of_an_unknown_job_names_what_to_give(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     status, _out, err = modak("status", "12345")

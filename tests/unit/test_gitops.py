@@ -70,6 +70,14 @@ def test_prune_removes_the_strays_modak_wrote(repo):
     assert modak("--check", "dsl/train.json", "-o", "jobs")[0] == 0
 
 
+def test_prune_keeps_a_stray_edited_by_hand_since_modak_wrote_it(repo):
+    (repo / "dsl" / "train.json").unlink()
+    with open(str(repo / "jobs" / "train.sbatch"), "a") as handle:
+        handle.write("# my own change\n")
+    status, report = modak("--prune", "-o", "jobs")
+    assert report["pruned"] == [] and (repo / "jobs" / "train.sbatch").exists()
+
+
 def test_a_hand_edited_script_fails_the_check_and_is_restored(repo):
     script = repo / "jobs" / "train.sbatch"
     rendered = script.read_text()

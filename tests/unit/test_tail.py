@@ -91,3 +91,23 @@ def _turn_into_a_link(tmp_path):
                     'rm -r "$0/sub" && ln -s "$1" "$0/sub"', str(work), str(secret)], check=True)
     assert os.path.islink(str(work / "sub"))
     assert tail.last_lines(str(work / "sub" / "job.out"), 3) == []
+
+
+def test_following_goes_on_past_a_line_longer_than_the_window(tmp_path):
+    """A progress bar's carriage returns make one line of more than the window: it is shown cut, and what follows
+    is read (before, the offset never moved)."""
+    path = tmp_path / "out"
+    path.write_bytes(b"x\r" * 40000 + b"\ndone\n")
+    lines, offset = tail.new_lines(str(path), 0, max_bytes=65536)
+    assert offset == 65536 and lines
+    more, offset = tail.new_lines(str(path), offset, max_bytes=65536)
+    assert more[-1] == "done" and offset == path.stat().st_size
+
+
+def test_following_a_truncated_file_starts_again_from_its_start(tmp_path):
+    path = tmp_path / "out"
+    path.write_text("one\ntwo\nthree\n")
+    _lines, offset = tail.new_lines(str(path), 0)
+    path.write_text("new\n")
+    lines, offset = tail.new_lines(str(path), offset)
+    assert lines == ["new"] and offset == 4
