@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import socket
+import sys
 
 import deepspeed
 import torch
@@ -40,9 +41,12 @@ def main():
     mean = loss.detach().clone()
     torch.distributed.all_reduce(mean)
     mean /= world
-    print("ddp rank=%d world_size=%d local_rank=%d node=%s backend=%s threads=%d final_loss=%r"
-          % (rank, world, local_rank, os.environ.get("SLURMD_NODENAME") or socket.gethostname(),
-             torch.distributed.get_backend(), torch.get_num_threads(), mean.item()), flush=True)
+    # one write of the whole line: DeepSpeed runs the ranks with python -u, where print() writes the text and its
+    # newline apart, and two ranks of a node sharing the output file would interleave them
+    sys.stdout.write("ddp rank=%d world_size=%d local_rank=%d node=%s backend=%s threads=%d final_loss=%r\n"
+                     % (rank, world, local_rank, os.environ.get("SLURMD_NODENAME") or socket.gethostname(),
+                        torch.distributed.get_backend(), torch.get_num_threads(), mean.item()))
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":
