@@ -41,7 +41,6 @@ TRAINING = "--ddp --steps 50 --warmup 1 --batch-size 16 --data synthetic --seed 
 LEAD_S = 30
 
 
-
 def _run(argv, env=None, timeout=600, cwd=None):
     proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
     assert proc.returncode == 0, "%s failed (rc %d):\n%s\n%s" % (argv[:3], proc.returncode, proc.stdout[-4000:],
@@ -140,12 +139,34 @@ def output_of(jobs, name):
         return handle.read()
 
 
+def follow(cluster, job_id):
+    """batch_job's wait on a job (job_control.Job, the module's code): its result once the job has ended for good,
+    and the scontrol fields of its end."""
+    from ansible_collections.sodalite.modak.plugins.module_utils import job_control  # pylint: disable=import-outside-toplevel
+    from ansible_collections.sodalite.modak.plugins.module_utils.commands import ProcessRunner  # pylint: disable=import-outside-toplevel
+    request = job_control.Request(scheduler="slurm", state="query", job_id=job_id, wait=True, wait_timeout=900,
+                                  poll_interval=5, chdir=cluster.workdir)
+    job = job_control.Job(request, ProcessRunner(timeout=30, env=dict(cluster)))
+    try:
+        result = job.watched()
+    except job_control.JobFailed as exc:
+        result = exc.result
+    return result
+
+
 def test_the_time_limit_signals_checkpoints_requeues_and_resumes_to_the_same_loss(cluster, jobs):
+    """The limited job is followed by batch_job's wait, which reports the restart and each run between requeues."""
     whole = wait_ended(cluster, jobs["ids"]["whole"], 600, jobs["ended"])
     assert whole["JobState"] == "COMPLETED", output_of(jobs, "whole")[-4000:]
     reference = losses(output_of(jobs, "whole"))
+    followed = follow(cluster, jobs["ids"]["limited"])
     fields = wait_ended(cluster, jobs["ids"]["limited"], 900, jobs["ended"])
     output = output_of(jobs, "limited")
+    print("batch_job's wait: %s, restarts %s (%s), runs %s"
+          % (followed.get("state"), followed.get("restarts"), followed.get("restarts_from"), followed.get("segments")))
+    assert (followed.get("restarts") or 0) >= 1, followed
+    assert (followed.get("restarts_from") or "").startswith("scontrol"), followed
+    assert len(followed.get("segments") or ()) >= 2, followed
     took = int(time.monotonic() - jobs["started"])
     print("limited job: states %s, %s s in all" % (" -> ".join(fields["seen"]), took))
     assert fields["JobState"] == "COMPLETED", (fields, output[-6000:])
