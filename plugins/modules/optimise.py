@@ -189,7 +189,7 @@ EXAMPLES = r"""
 #       slingshot: {environment: {NCCL_SOCKET_IFNAME: "hsn0,hsn1,hsn2,hsn3", NCCL_CROSS_NIC: "1"}}
 - name: Optimise with the site profile of the inventory
   sodalite.modak.optimise:
-    dsl_file: train.yaml
+    dsl_file: examples/pytorch-cpu-slurm.yaml
     site_profile: "{{ modak_site }}"
     output_dir: out
 

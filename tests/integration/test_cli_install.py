@@ -89,6 +89,7 @@ def test_the_pre_commit_hooks_fail_until_the_new_script_is_added(repository, tmp
     assert "git add jobs/mnist-train.sbatch" in done.stdout, done.stdout
     done = _run([pre_commit, "run", "--files", "dsl/train.yaml"], dsls, env)   # written, still untracked
     assert done.returncode != 0 and "git add jobs/mnist-train.sbatch" in done.stdout, done.stdout
-    subprocess.run(["git", "add", "jobs/mnist-train.sbatch"], cwd=str(dsls), env=env, check=True)
+    subprocess.run(["git", "add", "jobs/mnist-train.sbatch", "jobs/modak-manifest.json"], cwd=str(dsls), env=env,
+                   check=True)
     done = _run([pre_commit, "run", "--files", "dsl/train.yaml"], dsls, env)
     assert done.returncode == 0, done.stdout + done.stderr

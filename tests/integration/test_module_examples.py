@@ -60,6 +60,14 @@ def test_every_example_runs_here_or_elsewhere():
     assert [name for name in ELSEWHERE if name not in names] == [], "ELSEWHERE names examples that are gone"
 
 
+# the inventory's site profile that optimise's example names (its group_vars, as the example's comment writes them)
+SITE_VARS = {"target": {"job_scheduler_type": "slurm", "modules": ["cudatoolkit"],
+                        "image_dir": "/scratch/shared/modak/images"},
+             "job_options": {"account": "m0000", "partition": "gpu"},
+             "fabric": {"slingshot": {"environment": {"NCCL_SOCKET_IFNAME": "hsn0,hsn1,hsn2,hsn3",
+                                                      "NCCL_CROSS_NIC": "1"}}}}
+
+
 def _given(dest):
     """What the examples take as given, put into ``dest``: job.yml next to the playbook, and this host's benchmark
     records in results/bench.sqlite."""
@@ -116,7 +124,8 @@ def test_the_examples_run_as_written(request, where, module):
     directory, env = request.getfixturevalue(where)
     book = directory / ("examples-%s.yml" % module)
     book.write_text(yaml.safe_dump([{"name": "EXAMPLES of %s" % module, "hosts": "localhost", "connection": "local",
-                                     "gather_facts": False, "vars": {"registry_password": "not-used-here"},
+                                     "gather_facts": False, "vars": {"registry_password": "not-used-here",
+                                                                     "modak_site": SITE_VARS},
                                      "tasks": tasks}], sort_keys=False))
     done = subprocess.run([os.path.join(BIN, "ansible-playbook"), str(book), "-e",
                            "ansible_python_interpreter=%s" % sys.executable], cwd=str(directory), env=env,
