@@ -102,7 +102,7 @@ options:
     type: str
   secret_values:
     description:
-      - Texts to mask wherever the managed host logs this module's call (its journal): the action plugin gives the
+      - Texts to mask wherever the managed host logs this module's call (its journal). The action plugin gives the
         DSL's C(application.secrets) values here when the module runs on the host (O(results_store)); you need not.
     type: list
     elements: str
