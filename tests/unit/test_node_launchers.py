@@ -61,8 +61,11 @@ def test_auto_across_pbs_pro_nodes_is_torchrun_per_node_and_one_node_stays_stand
     assert one.startswith("python3 -m torch.distributed.run --standalone --nnodes=1 --nproc-per-node=2 ")
 
 
-@pytest.mark.parametrize("job_id,index,port", [("1234.pbs01", None, 29734), ("1234[7].pbs01", "7", 29741),
-                                              ("1234[8].pbs01", "8", 29742), ("98765", None, 30265)])
+PORTS = [("1234.pbs01", None, 29734), ("1234[7].pbs01", "7", 29741), ("1234[8].pbs01", "8", 29742),
+         ("98765", None, 30265)]
+
+
+@pytest.mark.parametrize("job_id,index,port", PORTS)
 def test_the_pbs_pro_port_follows_the_job_number(job_id, index, port):
     """An array's elements (PBS_ARRAY_INDEX) each take a port of their own."""
     text = script(training("pbspro", "torchrun"))
