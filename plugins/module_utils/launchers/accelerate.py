@@ -8,21 +8,15 @@ MASTER_ADDR:MASTER_PORT (``--multi_gpu`` picks Accelerate's torch.distributed la
 
 from __future__ import annotations
 
-from ansible_collections.sodalite.modak.plugins.module_utils.distributed import HOST_VARS, PYTHON
-from ansible_collections.sodalite.modak.plugins.module_utils.launchers.base import Launcher, node_wrapper
+from ansible_collections.sodalite.modak.plugins.module_utils.distributed import HOST_VARS
+from ansible_collections.sodalite.modak.plugins.module_utils.launchers.base import Launcher, node_wrapper, python_launch
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
 
 def accelerate_words(argv, dist):
     """(launcher words, program words): ``python3 -m accelerate.commands.launch`` when a Python runs the program
     (the same interpreter; its script or ``-m`` module follows), else ``accelerate launch --no_python``."""
-    argv = list(argv)
-    if argv and PYTHON.match(str(argv[0])):
-        runner, program = [argv[0], "-m", "accelerate.commands.launch"], argv[1:]
-        if program[:1] == ["-m"]:
-            program = ["--module"] + program[1:]
-    else:
-        runner, program = ["accelerate", "launch"], ["--no_python"] + argv
+    runner, program = python_launch(argv, "accelerate.commands.launch", ["accelerate", "launch"], "--no_python")
     opts = ["--multi_gpu", "--num_processes=%d" % dist.world_size, "--num_machines=%d" % dist.nodes]
     if dist.stepped:
         # static rendezvous (Accelerate's default): machine 0, whose port Accelerate checks, hosts the store;

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from ansible_collections.sodalite.modak.plugins.module_utils.distributed import PYTHON
+
 
 class Launcher(object):
     """One launcher (launchers/registry.py describes it): the words of an MPI job's launch, and, for a launcher
@@ -37,6 +39,19 @@ class Launcher(object):
         """Lines a launch on one node (no scheduler's tasks) needs first: none, or the port it listens on."""
         del dist, scheduler
         return []
+
+
+def python_launch(argv, module, command, no_python):
+    """(launcher words, program words) of a launcher that starts a Python program itself: ``<python> -m module``
+    when a Python runs the program (the same interpreter; its script, or ``--module`` for a ``-m`` module, follows),
+    else ``command`` with ``no_python`` before the program's words."""
+    argv = list(argv)
+    if argv and PYTHON.match(str(argv[0])):
+        program = argv[1:]
+        if program[:1] == ["-m"]:
+            program = ["--module"] + program[1:]
+        return [argv[0], "-m", module], program
+    return list(command), [no_python] + argv
 
 
 def node_wrapper(flag, scheduler):

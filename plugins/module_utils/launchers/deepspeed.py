@@ -14,8 +14,8 @@ neither ssh nor mpi4py, and starts exactly the processes the directives allocate
 
 from __future__ import annotations
 
-from ansible_collections.sodalite.modak.plugins.module_utils.distributed import HOST_VARS, PYTHON, port_lines
-from ansible_collections.sodalite.modak.plugins.module_utils.launchers.base import Launcher, node_wrapper
+from ansible_collections.sodalite.modak.plugins.module_utils.distributed import HOST_VARS, port_lines
+from ansible_collections.sodalite.modak.plugins.module_utils.launchers.base import Launcher, node_wrapper, python_launch
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
 
 # the host file, in the job's working directory (every node reads it): one line per node, "<host> slots=<ranks>"
@@ -29,13 +29,7 @@ def host_file(scheduler):
 def deepspeed_words(argv, dist, scheduler):
     """(launcher words, program words): ``python3 -m deepspeed.launcher.runner`` when a Python runs the program (the
     same interpreter starts the ranks: ``-u`` and the script), else ``deepspeed --no_python``."""
-    argv = list(argv)
-    if argv and PYTHON.match(str(argv[0])):
-        runner, program = [argv[0], "-m", "deepspeed.launcher.runner"], argv[1:]
-        if program[:1] == ["-m"]:
-            program = ["--module"] + program[1:]
-    else:
-        runner, program = ["deepspeed"], ["--no_python"] + argv
+    runner, program = python_launch(argv, "deepspeed.launcher.runner", ["deepspeed"], "--no_python")
     if dist.stepped:
         opts = ["--no_ssh", Raw('--hostfile="%s"' % host_file(scheduler)), Raw('--master_addr="$MASTER_ADDR"'),
                 Raw('--master_port="$MASTER_PORT"')]
