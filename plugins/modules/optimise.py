@@ -155,6 +155,7 @@ requirements:
 extends_documentation_fragment:
   - sodalite.modak.schedulers.names
   - sodalite.modak.site
+  - sodalite.modak.examples
 author:
   - modak developers (@sodalite-modak)
 """
@@ -166,6 +167,8 @@ EXAMPLES = r"""
     output_dir: out
   register: optimised
 
+# registry_password is a variable of yours (in a vault); a registry that does not answer gives a warning, and the
+# catalog alone is then used.
 - name: Optimise with the images of a site registry added to the collection's catalog
   sodalite.modak.optimise:
     dsl_file: examples/pytorch-cpu-slurm.yaml
@@ -181,7 +184,8 @@ EXAMPLES = r"""
     site: examples/sites/slingshot-gpu.yaml
     output_dir: out
 
-# inventory/group_vars/login.yml holds the profile once for the site's login nodes:
+# Needs the inventory variable modak_site, the site profile, given once for the site's login nodes in
+# inventory/group_vars/login.yml:
 #   modak_site:
 #     target: {job_scheduler_type: slurm, modules: [cudatoolkit], image_dir: /scratch/shared/modak/images}
 #     job_options: {account: m0000, partition: gpu}
@@ -193,10 +197,13 @@ EXAMPLES = r"""
     site_profile: "{{ modak_site }}"
     output_dir: out
 
+# optimised is the result the first task registered.
 - name: Show the chosen image and why
   ansible.builtin.debug:
     msg: "{{ optimised.image.uri }}: {{ optimised.explanation }}"
 
+# Needs the site's catalog at /etc/modak/site-images.yaml on the controller (the form of the collection's
+# catalog/images.yaml).
 - name: Optimise an inline DSL against a site catalog, without writing anything
   sodalite.modak.optimise:
     dsl:
