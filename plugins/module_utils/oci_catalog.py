@@ -40,7 +40,7 @@ try:
     from urllib3.util.retry import Retry
 except ImportError:  # pragma: no cover - reported by the module
     requests = HTTPAdapter = None
-    InvalidHeader = Retry = object
+    InvalidHeader, Retry = ValueError, object
 
 MANIFEST_TYPES = ", ".join([
     "application/vnd.oci.image.manifest.v1+json",
@@ -113,9 +113,10 @@ class DeadlineRetry(Retry):
         left = None if self.deadline is None else self.deadline - time.monotonic()
         if left is not None and wait >= left:
             status = getattr(response, "status", None)
+            error = getattr(self.history[-1], "error", None) if self.history else None
             raise RegistryError("%s; trying again after %g s%s would pass the request's deadline (%.3g s left)" % (
-                "answered %s" % status if status else "the connection failed", wait,
-                " (its Retry-After)" if asked else "", max(left, 0)))
+                "answered %s" % status if status else "cannot reach the registry (%s)" % error.__class__.__name__,
+                wait, " (its Retry-After)" if asked else "", max(left, 0)))
         if wait > 0:
             time.sleep(wait)
 

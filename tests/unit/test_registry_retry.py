@@ -130,3 +130,14 @@ def test_load_finds_the_images_of_a_registry_that_was_briefly_unavailable(regist
     Scripted.script["/v2/m/x/tags/list"] = [(502, {}, {}), (200, {}, {"tags": ["1"]})]
     images, warnings = oci_catalog.load(registry, timeout=5, fallback=["embedded"])
     assert [image.uri for image in images] == ["docker://%s/m/x:1" % registry.split("://")[1]] and warnings == []
+
+
+def test_a_registry_that_is_down_is_tried_within_the_deadline_and_named(monkeypatch):
+    monkeypatch.setenv("REGISTRY_AUTH_FILE", "/nonexistent/auth.json")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
+    url = "http://127.0.0.1:%d" % server.server_address[1]
+    server.server_close()                      # nobody listens there now: every connection is refused
+    started = time.monotonic()
+    images, warnings = oci_catalog.load(url, timeout=1.6, fallback=["embedded"])
+    assert images == ["embedded"] and time.monotonic() - started < 1.6
+    assert "cannot reach the registry (NewConnectionError); trying again after 2 s would pass" in warnings[0]
