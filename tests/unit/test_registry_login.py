@@ -121,7 +121,8 @@ def test_load_reads_the_credentials_of_podman_login(home, server):
     write(home / "run" / "containers" / "auth.json", {"auths": {host_of(server): {"auth": basic("user", SECRET)}}})
     images, warnings = oci_catalog.load("http://" + host_of(server), timeout=5, fallback=["embedded"])
     assert [image.uri for image in images] == ["docker://%s/m/x:1" % host_of(server)] and warnings == []
-    assert ("GET", "/v2/_catalog?n=%d" % oci_catalog.MAX_REPOSITORIES, "Basic " + basic("user", SECRET)) in Registry.seen
+    catalog = "/v2/_catalog?n=%d" % oci_catalog.MAX_REPOSITORIES
+    assert ("GET", catalog, "Basic " + basic("user", SECRET)) in Registry.seen
 
 
 def test_the_files_are_read_in_containers_image_order(home, monkeypatch):
@@ -140,8 +141,8 @@ def test_the_files_are_read_in_containers_image_order(home, monkeypatch):
 
 
 def test_the_first_file_with_credentials_for_the_host_wins(home):
-    write(home / "run/containers/auth.json", {"auths": {"other:5000": {"auth": basic("o", "p")},
-                                                       "reg:5000": {}}})       # a helper's mark: no credentials
+    runtime = {"other:5000": {"auth": basic("o", "p")}, "reg:5000": {}}     # {}: a helper's mark, no credentials
+    write(home / "run/containers/auth.json", {"auths": runtime})
     found = write(home / ".config/containers/auth.json", {"auths": {"reg:5000": {"auth": basic("user", SECRET)}}})
     write(home / ".docker/config.json", {"auths": {"reg:5000": {"auth": basic("docker", "later")}}})
     creds, warnings = registry_auth.find("reg:5000")

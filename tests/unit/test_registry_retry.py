@@ -14,6 +14,7 @@ import pytest
 from ansible_collections.sodalite.modak.plugins.module_utils import oci_catalog
 
 DIGEST = "sha256:" + "b" * 64
+LABELS = {"modak.framework": "pytorch", "modak.version": "2.5"}
 CATALOG = (200, {}, {"repositories": ["m/x"]})
 UNAVAILABLE = (503, {}, {"errors": [{"code": "UNAVAILABLE"}]})
 
@@ -38,7 +39,7 @@ class Scripted(BaseHTTPRequestHandler):
         elif "/manifests/" in path:
             status, headers, body = 200, {}, {"config": {"digest": DIGEST}}
         else:
-            status, headers, body = 200, {}, {"config": {"Labels": {"modak.framework": "pytorch", "modak.version": "2.5"}}}
+            status, headers, body = 200, {}, {"config": {"Labels": LABELS}}
         data = json.dumps(body).encode()
         self.send_response(status)
         for name, value in headers.items():
