@@ -331,8 +331,8 @@ class Registry(object):
                 raise RegistryError("the registry %s refused the token of its token service (401)" % self.url)
             if resp.status_code == 401:
                 if not (self.username or self.token or self.identity_token):
-                    raise RegistryError("the registry %s needs credentials (401): none were given, and no login "
-                                        "file has any for %s (registry_auth.auth_files)" % (self.url, self.host))
+                    raise RegistryError("the registry %s needs credentials (401): give a username and password or "
+                                        "a token, or log in to %s with podman or docker login" % (self.url, self.host))
                 raise RegistryError("the registry %s refused the credentials%s (401)" % (self.url, self._from()))
             if resp.status_code != 200:
                 raise RegistryError("GET %s%s answered %d" % (self.url, path, resp.status_code))
