@@ -58,6 +58,14 @@ options:
       - OCI registries (Distribution v2 HTTP API) whose images are added to the catalog. Each image's
         C(modak.*) labels (written by the C(sodalite.modak.container_build) role) give its attributes.
       - The registries are reached from the controller (from the managed host with O(results_store)).
+      - Without O(registries[].username) and O(registries[].token), the credentials of the user's C(podman login),
+        C(skopeo login) or C(docker login) for the registry's host are used, from the first of
+        C($REGISTRY_AUTH_FILE) (that file alone), C($XDG_RUNTIME_DIR/containers/auth.json),
+        C(~/.config/containers/auth.json), C($DOCKER_CONFIG/config.json) or C(~/.docker/config.json) and
+        C(~/.dockercfg) that has them (C(credHelpers) and C(credsStore) helpers are asked), on the host that
+        reaches the registry.
+      - An answer 429, 500, 502, 503 or 504, or a lost connection, is tried again up to 3 times (the answer's
+        C(Retry-After), else 0, 1, 2 s), within each request's O(registries[].timeout).
       - An unreachable registry gives a warning; the catalog alone is then used.
     type: list
     elements: dict
@@ -80,7 +88,7 @@ options:
         type: bool
         default: true
       timeout:
-        description: Seconds to wait for each request.
+        description: Seconds for each request, its retries included (the whole discovery at most ten times this).
         type: float
         default: 10.0
       repositories:
