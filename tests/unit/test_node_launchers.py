@@ -175,3 +175,38 @@ def test_a_per_node_launcher_given_by_auto_takes_no_signal_that_kills_torchrun()
     with pytest.raises(DslInvalid) as info:
         pipeline.optimise(doc, EMPTY)
     assert "job.resilience.signal" in [p.path for p in info.value.problems]
+
+
+@pytest.mark.parametrize("launcher, runner", [("deepspeed", "deepspeed.launcher.runner"),
+                                              ("accelerate", "accelerate.commands.launch")])
+def test_the_pythons_u_is_left_to_a_launcher_that_starts_every_rank_with_it(launcher, runner):
+    """DeepSpeed's and Accelerate's runners start each rank as ``python -u script``: the program's ``-u`` is theirs,
+    and written before the script it would be read as the runner's own (unknown) option."""
+    doc = training("slurm", launcher)
+    doc["job"]["application"]["executable"] = "python3 -u train.py"
+    line = run_line(script(doc))
+    assert " -m %s " % runner in line and line.endswith(" train.py --epochs 1")
+    assert " -u " not in line
+
+
+@pytest.mark.parametrize("launcher", ["deepspeed", "accelerate"])
+@pytest.mark.parametrize("executable, arguments, path", [
+    ("python3 -X dev train.py", "--epochs 1", "job.application.executable"),
+    ("python3 -u -W error train.py", "", "job.application.executable"),
+    ("python3", "-O train.py --epochs 1", "job.application.arguments"),
+    ("python3", ["-B", "train.py"], "job.application.arguments"),
+])
+def test_another_flag_of_the_python_is_refused_where_it_is_written(launcher, executable, arguments, path):
+    doc = training("local", launcher, nodes=1)
+    doc["job"]["application"].update(executable=executable, arguments=arguments)
+    with pytest.raises(DslInvalid) as info:
+        pipeline.optimise(doc, EMPTY)
+    found = {p.path: p for p in info.value.problems}
+    assert "is a flag of the Python, which %s does not pass on" % launcher in found[path].message, found
+    assert "PYTHONWARNINGS" in found[path].hint
+
+
+def test_torchrun_passes_the_pythons_flags_to_every_rank():
+    doc = training("slurm", "torchrun")
+    doc["job"]["application"]["executable"] = "python3 -X dev train.py"
+    assert run_line(script(doc)).endswith(" --no-python python3 -X dev train.py --epochs 1")
