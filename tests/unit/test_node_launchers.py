@@ -12,9 +12,10 @@ import subprocess
 
 import pytest
 
-from ansible_collections.sodalite.modak.plugins.module_utils import pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils import pipeline, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
+from ansible_collections.sodalite.modak.plugins.module_utils.launchers.deepspeed import host_file
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
 EMPTY = ImageCatalog([])
@@ -210,3 +211,29 @@ def test_torchrun_passes_the_pythons_flags_to_every_rank():
     doc = training("slurm", "torchrun")
     doc["job"]["application"]["executable"] = "python3 -X dev train.py"
     assert run_line(script(doc)).endswith(" --no-python python3 -X dev train.py --epochs 1")
+
+
+@pytest.mark.parametrize("scheduler, env, name", [("slurm", {"SLURM_JOB_ID": "41"}, "deepspeed-hosts.41"),
+                                                  ("pbspro", {"PBS_JOBID": "77.pbs"}, "deepspeed-hosts.77")])
+def test_the_deepspeed_host_file_is_removed_when_the_script_exits(tmp_path, scheduler, env, name):
+    """The script's lines from the host file to a failing end, after a site's EXIT trap (target.setup) and a
+    container runtime's (Charliecloud's variables file): the file is there for the launch, gone after the script,
+    the other traps still run and the exit status is kept; another job's host file stays."""
+    text = script(training(scheduler, "deepspeed"))
+    lines = [line for line in text.splitlines() if not line.startswith("# shellcheck")]
+    start = lines.index('MODAK_HOSTS_EXIT_TRAP="$(trap -p EXIT)"')
+    own = lines[start:start + 4]
+    assert own[3].endswith('> "%s"' % host_file(registry.scheduler_class(scheduler)))
+    (tmp_path / "deepspeed-hosts.40").write_text("other job\n")
+    nodes = tmp_path / "nodefile"
+    nodes.write_text("n1\nn1\nn2\nn2\n")
+    fake = "scontrol() { printf '%s\\n' n1 n2; }"
+    before = ["trap 'echo site trap' EXIT", "MODAK_ENV_FILE=env-file", "touch env-file"] + shell.exit_trap_lines(
+        'rm -f "$MODAK_ENV_FILE"')
+    body = "\n".join([fake] + before + own + ['cat "%s"' % name, "exit 3"])
+    run_env = dict(os.environ, PBS_NODEFILE=str(nodes), **env)
+    run_env.pop("PBS_ARRAY_INDEX", None)
+    done = subprocess.run(["bash", "-c", body], cwd=str(tmp_path), env=run_env, capture_output=True, text=True)
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == "n1 slots=2\nn2 slots=2\nsite trap\n"
+    assert sorted(os.listdir(str(tmp_path))) == ["deepspeed-hosts.40", "nodefile"]
