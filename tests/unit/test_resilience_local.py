@@ -127,8 +127,8 @@ COUNTER = """\
 set -e
 state="$MODAK_CHECKPOINT_DIR/state"
 read -r step sum 2>/dev/null <"$state" || { step=0; sum=0; }
-echo "run $MODAK_RESTART_COUNT from step $step" >>runs
 trap 'echo "signal at step $step" >>runs; exit 138' USR1
+echo "run $MODAK_RESTART_COUNT from step $step" >>runs
 while [ "$step" -lt 5 ]; do
   %(pause)s
   step=$((step + 1)); sum=$((sum * 3 + step))
@@ -205,3 +205,28 @@ def test_a_run_that_ends_well_as_the_signal_comes_is_not_run_again(tmp_path):
     assert status.state == "COMPLETED"
     assert (tmp_path / "runs").read_text() == "run\n"
     assert "running the program again" not in open(status.stdout_path).read()
+
+
+def test_a_cancelled_job_checkpoints_and_runs_nothing_again(tmp_path):
+    """A cancel (SIGTERM to the job's process group) reaches the script's trap, which forwards the program's signal
+    through timeout(1): the run checkpoints and stops, and the job does not run the program again."""
+    program = counter(tmp_path, pause="sleep 0.3 & wait $!")
+    result = pipeline.optimise(local_job(program=program, wall=60), EMPTY)
+    script = tmp_path / result.script.filename
+    script.write_text(result.script.text)
+    backend = local.Local(ProcessRunner(), chdir=str(tmp_path), job_name="t")
+    job_id = backend.submit(str(script))
+    runs = tmp_path / "runs"
+    for _attempt in range(100):
+        if runs.exists():
+            break
+        time.sleep(0.05)
+    backend.cancel(job_id)
+    for _attempt in range(100):
+        if "signal at step" in runs.read_text():
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
+    assert runs.read_text().splitlines()[1].startswith("signal at step"), runs.read_text()
+    assert len(runs.read_text().splitlines()) == 2 and not (tmp_path / "result").exists()
+    assert backend.status(job_id).state == "CANCELLED"
