@@ -233,7 +233,8 @@ def test_the_deepspeed_host_file_is_removed_when_the_script_exits(tmp_path, sche
     body = "\n".join([fake] + before + own + ['cat "%s"' % name, "exit 3"])
     run_env = dict(os.environ, PBS_NODEFILE=str(nodes), **env)
     run_env.pop("PBS_ARRAY_INDEX", None)
-    done = subprocess.run(["bash", "-c", body], cwd=str(tmp_path), env=run_env, capture_output=True, text=True)
+    done = subprocess.run(["bash", "-c", body], cwd=str(tmp_path), env=run_env, capture_output=True, text=True,
+                          check=False)
     assert done.returncode == 3, done.stderr
     assert done.stdout == "n1 slots=2\nn2 slots=2\nsite trap\n"
     assert sorted(os.listdir(str(tmp_path))) == ["deepspeed-hosts.40", "nodefile"]
