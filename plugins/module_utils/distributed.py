@@ -111,8 +111,9 @@ def launcher_problems(doc):
 
 
 def interpreter_flags(argv):
-    """The Python's own flags of a program it runs (``python3 -u -X dev train.py``: ``-u``, ``-X``, ``dev``): the
-    words between the Python and its script or ``-m`` module; none when no Python runs the program."""
+    """The Python's own flags of a program it runs (``python3 -u -X dev train.py``: ``-u``, ``-X``): the words
+    starting with '-' between the Python and its script or ``-m`` module (a flag's value ends them; the first flag
+    but ``-u`` is refused anyway); none when no Python runs the program."""
     if not argv or not PYTHON.match(str(argv[0])):
         return []
     flags = []
