@@ -230,3 +230,32 @@ def test_a_cancelled_job_checkpoints_and_runs_nothing_again(tmp_path):
     assert runs.read_text().splitlines()[1].startswith("signal at step"), runs.read_text()
     assert len(runs.read_text().splitlines()) == 2 and not (tmp_path / "result").exists()
     assert backend.status(job_id).state == "CANCELLED"
+
+
+def test_a_cancel_stops_the_launch_that_timeout_runs_in_a_group_of_its_own(tmp_path):
+    """Without job.resilience the script has no trap: the cancel's SIGTERM ends it at once, and timeout(1) runs the
+    launch in a process group of its own. The cancel still stops the launch (every group left in the job's
+    session), so no program outlives a cancelled job."""
+    program = tmp_path / "long.sh"
+    program.write_text("#!/bin/bash\necho $$ >pid\nsleep 300 & wait $!\n")
+    program.chmod(0o755)
+    doc = local_job(program=str(program), wall=120)
+    doc["job"].pop("resilience")
+    result = pipeline.optimise(doc, EMPTY)
+    assert "timeout --signal=TERM" in result.script.text
+    script = tmp_path / result.script.filename
+    script.write_text(result.script.text)
+    backend = local.Local(ProcessRunner(), chdir=str(tmp_path), job_name="t")
+    job_id = backend.submit(str(script))
+    for _attempt in range(200):
+        if (tmp_path / "pid").exists() and (tmp_path / "pid").read_text().strip():
+            break
+        time.sleep(0.05)
+    launched = int((tmp_path / "pid").read_text())
+    backend.cancel(job_id)
+    for _attempt in range(100):
+        if not local._alive(launched, local.start_time(launched) or None):
+            break
+        time.sleep(0.05)
+    assert not local._alive(launched, local.start_time(launched) or None), "the launch outlived the cancel"
+    assert backend.status(job_id).state == "CANCELLED"

@@ -76,6 +76,17 @@ def _proc_stat(pid):
         return None
 
 
+def _session_groups(session):
+    """The process groups of the processes still in the job's ``session`` (proc(5): pgrp and session, fields 5
+    and 6). A session id names its leader's pid, and no new session can take it while one of these runs."""
+    groups = set()
+    for name in os.listdir("/proc"):
+        fields = _proc_stat(int(name)) if name.isdigit() else None
+        if fields and len(fields) > 3 and fields[0] != "Z" and fields[3] == str(session):
+            groups.add(int(fields[2]))
+    return sorted(groups)
+
+
 def start_time(pid):
     """When the process ``pid`` started (clock ticks after boot, proc(5) field 22), as text; '' when it is gone.
     A pid with another start time is another process: the pid was reused (as psutil and systemd tell them apart)."""
@@ -209,11 +220,24 @@ class Local(Scheduler):
         pid = int(job_id)
         self.runner.record(["kill", "-TERM", "--", "-%d" % pid])
         open(self._file(job_id, "cancelled"), "w").close()
-        if _alive(pid, self._started(job_id)):      # a reused pid is another user's process group: not signalled
-            try:
-                os.killpg(pid, signal.SIGTERM)
-            except OSError:
-                pass
+        if not _alive(pid, self._started(job_id)):  # a reused pid is another user's process group: not signalled
+            return
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except OSError:
+            return
+        # timeout(1) runs the launch in a process group of its own, in the job's session. A script with a
+        # forwarding trap (job.resilience) stays until the program has stopped; a script without one dies at once and
+        # leaves that group running: once the script is gone, every group still in its session is signalled.
+        deadline = time.monotonic() + 2
+        while _alive(pid, self._started(job_id)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not _alive(pid, self._started(job_id)):
+            for group in _session_groups(pid):
+                try:
+                    os.killpg(group, signal.SIGTERM)
+                except OSError:
+                    pass
 
     def status(self, job_id):
         if not str(job_id).isdigit() or not os.path.exists(self._file(job_id, "pid")):
