@@ -9,7 +9,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: project_path
 author:
-  - modak developers
+  - modak developers (@sodalite-modak)
 short_description: A controller path, resolved as the collection's tasks resolve it
 description:
   - Returns each term as an absolute path of the controller, by the rule every playbook, role and action plugin of
