@@ -53,6 +53,8 @@ def to_read(loader, search_path, path):
     the playbooks' folders, then in the project directory. Raises AnsibleFileNotFound naming every place looked
     at."""
     path = os.path.expanduser(path)
+    if not path:
+        raise AnsibleFileNotFound("an empty path names no file")
     if os.path.isabs(path):
         return path
     try:

@@ -106,6 +106,8 @@ def test_a_missing_file_names_every_place_looked_at(project):
     assert "dsl/gone.yaml" in message and str(project / "dsl" / "gone.yaml") in message
     assert str(project / "playbooks" / "dsl" / "gone.yaml") in message
     assert message.count(str(project / "playbooks" / "dsl" / "gone.yaml") + "\n") <= 1      # each place once
+    with pytest.raises(AnsibleFileNotFound):          # not the folder it would be looked up in
+        controller_paths.to_read(_loader(project / "playbooks"), [str(project / "playbooks")], "")
 
 
 def test_absolute_and_home_paths_are_taken_as_given(project):
