@@ -306,8 +306,9 @@ def _requeue_lines(res, backend):
     if backend.reruns_itself:
         lines += ['  echo "modak: running the program again after $MODAK_WHY: restart $((%s + 1)) of $%s" >&2'
                   % (RESTART_VAR, MAX_VAR),
-                  "  %s=$((%s + 1))" % (RESTART_VAR, RESTART_VAR),
-                  "  MODAK_STOP=",
+                  "  %s=$((%s + 1))" % (RESTART_VAR, RESTART_VAR)]
+        lines += ["  %s" % line for line in backend.restart_record_lines(RESTART_VAR)]
+        lines += ["  MODAK_STOP=",
                   "  continue"]
     else:
         lines += ['  echo "modak: requeued after $MODAK_WHY: restart $((%s + 1)) of $%s" >&2' % (RESTART_VAR, MAX_VAR),

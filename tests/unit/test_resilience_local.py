@@ -70,6 +70,8 @@ def test_the_script_runs_the_program_again_in_a_loop_with_the_signal_before_the_
             echo "modak: running the program again after $MODAK_WHY: restart $((MODAK_RESTART_COUNT + 1)) of \
 $MODAK_MAX_RESTARTS" >&2
             MODAK_RESTART_COUNT=$((MODAK_RESTART_COUNT + 1))
+            [ -z "${MODAK_JOB_STATE:-}" ] || { echo "$MODAK_RESTART_COUNT" >"$MODAK_JOB_STATE.restarts.tmp" \
+&& mv -f "$MODAK_JOB_STATE.restarts.tmp" "$MODAK_JOB_STATE.restarts"; }
             MODAK_STOP=
             continue
           fi
@@ -180,6 +182,7 @@ def test_a_program_exiting_with_the_requeue_status_runs_again_and_completes(tmp_
     assert (tmp_path / "runs").read_text() == "run 0 from step 0\nrun 1 from step 2\n"
     assert (tmp_path / "result").read_text() == "%s after restart 1 of 3\n" % uninterrupted(tmp_path, program)
     assert "modak: running the program again after exit status 99: restart 1 of 3" in open(status.stdout_path).read()
+    assert status.restarts == 1 and "the job's own count" in status.restarts_from     # batch_job reports it
 
 
 def test_the_limit_signal_stops_a_run_that_checkpoints_and_the_next_run_completes(tmp_path):

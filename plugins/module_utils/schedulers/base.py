@@ -179,6 +179,12 @@ class Scheduler(object):
     requeue_line = None
     preempted_test = None        # a shell test that succeeds while the scheduler preempts the job
     reruns_itself = False        # no queue to put the job back in: the job's script runs the program again itself
+
+    @staticmethod
+    def restart_record_lines(variable):
+        """Where a job that runs its program again itself (``reruns_itself``) records its restart count
+        (``$variable``) for ``status``; none by default."""
+        return []
     resilience_options = ()      # the raw options job.resilience writes itself (refused in extra_directives then)
 
     def resilience_directives(self, res):

@@ -33,7 +33,8 @@ def _signal_at(wall, lead_s):
 STATE_DIR = ".modak"
 # fixed text; values arrive as positional parameters: $0 script, $1 state directory, $2 output prefix.
 # $$ is this bash's pid, which is the job id (the process leads its own session: start_new_session).
-WRAPPER = ('bash "$0" >"$2.o$$" 2>"$2.e$$" </dev/null; rc=$?; '
+# MODAK_JOB_STATE: the job's files in the state directory, without their suffix (a resilient job's restart count)
+WRAPPER = ('MODAK_JOB_STATE="$1/$$" bash "$0" >"$2.o$$" 2>"$2.e$$" </dev/null; rc=$?; '
            'printf "%s\\n" "$rc" >"$1/$$.rc.tmp" && mv -f "$1/$$.rc.tmp" "$1/$$.rc"')
 
 
@@ -152,6 +153,21 @@ class Local(Scheduler):
                     "%ds" % at]
         return ["timeout", "--signal=TERM", "--kill-after=30", "%ds" % wall]
 
+    @staticmethod
+    def restart_record_lines(variable):
+        """The restart count, written aside and renamed into the job's state files (``status`` reads it)."""
+        return ['[ -z "${MODAK_JOB_STATE:-}" ] || { echo "$%s" >"$MODAK_JOB_STATE.restarts.tmp" '
+                '&& mv -f "$MODAK_JOB_STATE.restarts.tmp" "$MODAK_JOB_STATE.restarts"; }' % variable]
+
+    def _restarts(self, job_id):
+        """The restart count a resilient local job recorded (None: it recorded none, it never ran again)."""
+        try:
+            with open(self._file(job_id, "restarts")) as handle:
+                text = handle.read().strip()
+        except OSError:
+            return None
+        return int(text) if text.isdigit() else None
+
     def limit_lines(self, options, lead_s):
         """A run still going when timeout(1) sent the signal ran that long (the script's SECONDS counts each run
         from zero): the limit stopped it, though the batch shell saw no signal."""
@@ -255,7 +271,7 @@ class Local(Scheduler):
         cancelled = os.path.exists(self._file(job_id, "cancelled"))
         if _alive(int(job_id), lines[4] if len(lines) > 4 and lines[4] else None) and not os.path.exists(rc_file):
             return JobStatus(job_id=job_id, state="RUNNING", active=True, stdout_path=stdout, stderr_path=stderr,
-                             elapsed=int(time.time() - started), name=name)
+                             elapsed=int(time.time() - started), name=name, **self._restart_fields(job_id))
         code = None
         if os.path.exists(rc_file):
             with open(rc_file) as handle:
@@ -273,4 +289,10 @@ class Local(Scheduler):
         else:
             state = "FAILED"
         return JobStatus(job_id=job_id, state=state, active=False, exit_code=code, stdout_path=stdout,
-                         stderr_path=stderr, elapsed=int(ended - started), name=name)
+                         stderr_path=stderr, elapsed=int(ended - started), name=name, **self._restart_fields(job_id))
+
+    def _restart_fields(self, job_id):
+        restarts = self._restarts(job_id)
+        if restarts is None:
+            return {}
+        return {"restarts": restarts, "restarts_from": "the job's own count (%s)" % self._file(job_id, "restarts")}
