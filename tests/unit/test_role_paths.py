@@ -104,3 +104,48 @@ def test_placing_the_script_keeps_the_mode_of_an_existing_work_directory(tmp_pat
     work.chmod(mode)
     files.place(str(work), "job.sbatch", "#!/bin/bash\n", 0o755)
     assert work.stat().st_mode & 0o7777 == mode and (work / "job.sbatch").exists()
+
+
+def test_the_benchmark_roles_work_directory_is_private_when_made_and_kept_otherwise():
+    """The benchmark role created its work directory 0755 (and set 0755 on an existing one) and its plan 0644. Now no
+    task of the role sets a directory's mode: the plan's placement (sodalite.modak.output_file) makes the directory
+    0700 when missing and leaves an existing one as it is; every file mode the role sets is 0600 or 0700."""
+    tasks = list(_tasks(_load("roles/benchmark/tasks/main.yml")))
+    for task in tasks:
+        for module in ("ansible.builtin.file", "file"):
+            assert "state" not in (task.get(module) or {}), task["name"]
+    modes = [task[module]["mode"] for task in tasks for module in task
+             if isinstance(task[module], dict) and "mode" in task[module]]
+    assert modes and set(modes) <= {"0600", "0700"}, modes
+    plan = next(t["sodalite.modak.output_file"] for t in tasks if "sodalite.modak.output_file" in t)
+    assert plan["output_dir"] == "{{ benchmark_dir }}" and plan["name"] == "configs.json"
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o000])
+def test_the_plans_placement_makes_a_missing_work_directory_private(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        files.place(str(tmp_path / "out" / "benchmark"), "configs.json", "[]\n", 0o600)
+    finally:
+        os.umask(old)
+    assert (tmp_path / "out" / "benchmark").stat().st_mode & 0o7777 == 0o700
+
+
+def test_the_array_job_script_is_private_and_replaces_a_link(tmp_path):
+    """benchmarks/runner.py wrote the job-array script through a link at its path (open, then chmod 0755 by the
+    path); now it is a fresh 0700 file renamed over the path."""
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep\n")
+    target.chmod(0o600)
+    work = tmp_path / "work"
+    work.mkdir(mode=0o700)
+    (work / "configs.json").write_text('[{"threads": 1}]\n')
+    os.symlink(str(target), str(work / "benchmark-array.sh"))
+    done = subprocess.run([os.path.join(ROOT, ".venv", "bin", "python"), os.path.join(ROOT, "benchmarks", "runner.py"),
+                           "--store", str(tmp_path / "bench.sqlite"), "--configs-file", str(work / "configs.json"),
+                           "--reps", "1", "--array-job", str(work / "benchmark-array.sh"), "--scheduler", "slurm"],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert target.read_text() == "keep\n" and target.stat().st_mode & 0o777 == 0o600
+    script = work / "benchmark-array.sh"
+    assert not script.is_symlink() and script.stat().st_mode & 0o777 == 0o700
