@@ -88,14 +88,17 @@ def theirs(directory):
     return sorted(name for name in names if name != RECORD and name not in recorded)
 
 
-def record(directory, names, directory_created=False, check_mode=False):
+def record(directory, names, directory_created=False, check_mode=False, once=False):
     """Record ``names`` (files modak just wrote into ``directory``) with the hash of what they hold; True when
-    the record changed. ``directory_created``: modak made the directory (kept once recorded)."""
+    the record changed. ``directory_created``: modak made the directory (kept once recorded). ``once``: a name
+    recorded already keeps the hash it was recorded with (what modak wrote then, not what the file holds now)."""
     current = load(directory)
     entries = dict(current["files"])
     dir_fd = files.open_directory(directory)
     try:
         for name in names:
+            if once and name in entries:
+                continue
             fd, _info = (None, None) if dir_fd is None else files.open_file(dir_fd, files.check_filename(name))
             if fd is None:
                 continue

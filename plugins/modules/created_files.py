@@ -42,6 +42,13 @@ options:
     description: With O(state=present), modak made O(path) (then O(state=absent) removes it when it is empty).
     type: bool
     default: false
+  once:
+    description:
+      - With O(state=present), a name recorded already keeps the hash it was recorded with: a file that modak
+        wrote once (a job's output, recorded by the task that saw the job end) and that was changed since is not
+        taken for modak's by a later task.
+    type: bool
+    default: false
   make_directory:
     description:
       - With O(state=present), make O(path) (0700 whatever the umask, its missing parents too) unless it is there,
@@ -129,6 +136,7 @@ ARGUMENT_SPEC = dict(
     names=dict(type="list", elements="str", default=[]),
     directory_created=dict(type="bool", default=False),
     make_directory=dict(type="bool", default=False),
+    once=dict(type="bool", default=False),
     job_name=dict(type="str"),
     state=dict(type="str", choices=["check", "present", "absent"], default="present"),
 )
@@ -150,7 +158,8 @@ def run(params, check_mode):
         made = params.get("make_directory") and created.make_directory(directory, check_mode)
         if made and check_mode:
             return dict(changed=True, removed=[], kept=[], theirs=[], directory_created=True)
-        changed = created.record(directory, params["names"], params["directory_created"] or made, check_mode)
+        changed = created.record(directory, params["names"], params["directory_created"] or made, check_mode,
+                                 once=params.get("once", False))
         return dict(changed=changed or bool(made), removed=[], kept=[], theirs=[],
                     directory_created=created.load(directory)["directory_created"] or bool(made))
     removed, kept = created.remove(directory, params["names"] or None, check_mode)
