@@ -30,6 +30,8 @@ def check_directory(directory, create=False):
         fd = files.open_directory(directory, create=create)
     except PermissionError:
         return
+    except OutputError as exc:
+        raise OutputError("refusing batch_job's state directory %s: %s" % (directory, exc))
     if fd is None:
         return
     try:
