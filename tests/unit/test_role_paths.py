@@ -149,3 +149,60 @@ def test_the_array_job_script_is_private_and_replaces_a_link(tmp_path):
     assert target.read_text() == "keep\n" and target.stat().st_mode & 0o777 == 0o600
     script = work / "benchmark-array.sh"
     assert not script.is_symlink() and script.stat().st_mode & 0o777 == 0o700
+
+
+def _reads_of_the_log(task, log_var):
+    """True when the task runs a command or reads a file by the log's name (what follows a link at that name)."""
+    for module in ("ansible.builtin.command", "ansible.builtin.shell", "ansible.builtin.slurp",
+                   "ansible.builtin.fetch"):
+        if module in task and log_var in str(task[module]):
+            return True
+    return False
+
+
+def test_the_build_log_is_read_only_through_the_wait_that_never_follows_a_link():
+    """container_build read the build log with tail(1) by its name, after the build and in the rescue: another member
+    of the directory's group who replaced the log with a link to a file of the playbook's user had its lines shown
+    in the play's output. Now the log's end is the wait's own (async_wait's log_tail, tail.last_lines: a regular
+    file reached without following a link), 40 lines of it."""
+    tasks = list(_tasks(_load("roles/container_build/tasks/local.yml")))
+    building = [t for t in tasks if t.get("name", "").startswith("Build asynchronously")]
+    assert [t for t in tasks if _reads_of_the_log(t, "container_build_log")] == building   # the build writes it
+    wait = next(t["sodalite.modak.async_wait"] for t in tasks if "sodalite.modak.async_wait" in t)
+    assert wait["log"] == "{{ container_build_log }}" and wait["log_lines"] >= 15
+
+
+def test_the_wait_reads_as_many_lines_as_asked_and_nothing_through_a_link(tmp_path, capsys, monkeypatch):
+    import json                                               # pylint: disable=import-outside-toplevel
+    from ansible.module_utils import basic                  # pylint: disable=import-outside-toplevel
+    from ansible.module_utils.common.text.converters import to_bytes    # pylint: disable=import-outside-toplevel
+    from ansible_collections.sodalite.modak.plugins.modules import async_wait    # pylint: disable=import-outside-toplevel
+
+    def tail(log, lines):
+        args = {"jid": "j1", "log": log, "log_lines": lines}
+        monkeypatch.setattr(basic, "_ANSIBLE_ARGS", to_bytes(json.dumps({"ANSIBLE_MODULE_ARGS": args})))
+        monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)
+        with pytest.raises(SystemExit):
+            async_wait.main()
+        return json.loads(capsys.readouterr().out)["log_tail"]
+
+    log = tmp_path / "x.build.log"
+    log.write_text("".join("STEP %d/60: RUN make\n" % n for n in range(1, 61)))
+    assert tail(str(log), 40) == ["STEP %d/60: RUN make" % n for n in range(21, 61)]
+    secret = tmp_path / "secret"
+    secret.write_text("token=s3cr3t\n")
+    log.unlink()
+    os.symlink(str(secret), str(log))
+    assert tail(str(log), 40) == []
+
+
+def test_the_jobs_logs_are_read_from_copies_that_never_follow_a_link():
+    """optimised_job's rescue read the build and staging jobs' logs with slurp by their names (slurp follows a
+    link: a member of a shared work directory's group could have it show a file of the user's). Now each log is
+    copied by sodalite.modak.output_file (opened once, its directories one component at a time, the file without
+    following a link) into a private directory, and the copy is read."""
+    tasks = list(_tasks(_load("roles/optimised_job/tasks/main.yml")))
+    slurps = [t["ansible.builtin.slurp"]["src"] for t in tasks if "ansible.builtin.slurp" in t]
+    assert slurps and all(src.startswith("{{ optimised_job_log_copies.path }}/") for src in slurps), slurps
+    copy = next(t for t in tasks if "optimised_job_log_copies.path" in str(t.get("sodalite.modak.output_file")))
+    assert copy["sodalite.modak.output_file"]["source"] == "{{ item.value }}"
