@@ -456,6 +456,32 @@ def others_may_change(info):
     return None
 
 
+def others_may_swap(path):
+    """Why someone else than this user and root could change the file ``path`` before it is used by its path (a job
+    script submitted by its name), or None: the file must be the user's (or root's) and written by nobody else (a
+    trusted group aside), and every directory from ``/`` down to it, on the path as given and as the links resolve,
+    must pass ``others_may_change``, so that nobody else can rename the file or a directory of its path."""
+    given = os.path.abspath(path)
+    try:
+        info = os.stat(given)
+    except OSError as exc:
+        return "%s cannot be read (%s)" % (given, exc.strerror)
+    if info.st_uid not in (0, os.geteuid()):
+        return "%s belongs to another user (uid %d)" % (given, info.st_uid)
+    if info.st_mode & stat.S_IWOTH or (info.st_mode & stat.S_IWGRP and info.st_gid not in trusted_gids()):
+        return "%s may be written by others (mode %04o)" % (given, stat.S_IMODE(info.st_mode))
+    for start in (given, os.path.realpath(given)):
+        directory = os.path.dirname(start)
+        while True:
+            why = others_may_change(os.stat(directory))
+            if why:
+                return "its directory %s: %s" % (directory, why)
+            if directory == "/":
+                break
+            directory = os.path.dirname(directory)
+    return None
+
+
 def _text(data):
     try:
         return data.decode("utf-8")

@@ -44,7 +44,7 @@ options:
     default: false
   once:
     description:
-      - With O(state=present), a name recorded already keeps the hash it was recorded with: a file that modak
+      - With O(state=present), a name recorded already keeps the hash it was recorded with, so that a file modak
         wrote once (a job's output, recorded by the task that saw the job end) and that was changed since is not
         taken for modak's by a later task.
     type: bool
