@@ -149,3 +149,12 @@ def test_a_job_directory_another_user_made_first_is_refused(tmp_path):
         created_files.run(dict(path=str(work / "job"), names=[], directory_created=False, make_directory=True,
                                once=False, job_name=None, state="present"), check_mode=False)
     assert not (work / "job" / created.RECORD).exists()
+
+
+def test_the_operations_never_show_a_job_script_or_a_dsl_document_in_a_diff():
+    """A job script holds the values of application.secrets ({value: ...}) and the DSL document the operations write
+    holds them too: with --diff, ansible.builtin.copy showed them in the play's output (and in ansible-runner's
+    artifacts). Every copy of the TOSCA operations now runs with diff: false."""
+    copies = [task for name in sorted(os.listdir(PLAYBOOKS)) if name.endswith(".yml")
+              for task in _tasks(name) if _module(task) == "ansible.builtin.copy"]
+    assert len(copies) >= 2 and all(task.get("diff") is False for task in copies), copies
