@@ -123,6 +123,8 @@ def make_directory(directory, check_mode=False):
     when this call made it. The directory, made or found, must be one that nobody else can change
     (``files.others_may_change``): a job script placed there is submitted by its path (OutputError otherwise)."""
     parent, name = os.path.split(os.path.abspath(directory))
+    if not name:
+        raise OutputError("refusing to make the directory %s" % directory)
     parent_fd = files.open_directory(parent, create=not check_mode)
     if parent_fd is None:
         return True                                   # check mode: the parent is missing, so is the directory
@@ -130,11 +132,11 @@ def make_directory(directory, check_mode=False):
     try:
         if not check_mode:
             try:
-                os.mkdir(files.check_filename(name), 0o700, dir_fd=parent_fd)
+                os.mkdir(name, 0o700, dir_fd=parent_fd)
                 made = True
             except FileExistsError:
                 pass
-        elif files.kind(parent_fd, files.check_filename(name)) is None:
+        elif files.kind(parent_fd, name) is None:
             return True
     finally:
         os.close(parent_fd)
