@@ -43,6 +43,7 @@ PORT_LINES = ("MASTER_PORT=$((29500 + {job} % 1000))",
 # job names in which Lightning ignores Slurm (its interactive mode; lightning/fabric/plugins/environments/slurm.py)
 LIGHTNING_IGNORES = frozenset(("interactive", "bash"))
 PYTHON = re.compile(r"^(.*/)?python[0-9.]*\Z")      # a program run by a Python: its launcher is that Python's
+UNBUFFERED = "-u"    # the one interpreter flag DeepSpeed's and torch's runners give every rank themselves
 
 
 def _scheduler(job):
@@ -106,6 +107,41 @@ def launcher_problems(doc):
     if training and old not in (None, "auto", launcher):
         return [DslProblem(CONFIG + ".distributed_launch", "is the old name of application.launcher, which says %s"
                            % launcher, old, "give only application.launcher")]
+    return []
+
+
+def interpreter_flags(argv):
+    """The Python's own flags of a program it runs (``python3 -u -X dev train.py``: ``-u``, ``-X``): the words
+    starting with '-' between the Python and its script or ``-m`` module (a flag's value ends them; the first flag
+    but ``-u`` is refused anyway); none when no Python runs the program."""
+    if not argv or not PYTHON.match(str(argv[0])):
+        return []
+    flags = []
+    for word in argv[1:]:
+        if not word.startswith("-") or word == "-" or word.startswith("-m"):
+            break
+        flags.append(word)
+    return flags
+
+
+def interpreter_problems(words, doc):
+    """A launcher that starts every rank with its own Python (launchers.OWN_PYTHON: ``python -u`` and the script)
+    passes on no flag of the program's Python: one before the script would reach the launcher's own options,
+    which refuse it. ``-u`` is what every rank gets anyway; another is refused where it is written."""
+    job = doc.get("job") if isinstance(doc.get("job"), dict) else {}
+    app = job.get("application") if isinstance(job.get("application"), dict) else {}
+    launcher = app.get("launcher")
+    if launcher not in launchers.OWN_PYTHON:
+        return []
+    executable = list(words.get("executable") or [])
+    argv = executable + list(words.get("arguments") or [])
+    for index, flag in enumerate(interpreter_flags(argv), 1):
+        if flag != UNBUFFERED:
+            where = "job.application.%s" % ("executable" if index < len(executable) else "arguments")
+            return [DslProblem(where, "%s is a flag of the Python, which %s does not pass on: it starts every rank "
+                               "with its own (python -u and the script)" % (flag, launcher), flag,
+                               "leave it out; set what it does through application.environment (PYTHONWARNINGS, "
+                               "PYTHONDEVMODE, PYTHONOPTIMIZE...), which every rank inherits")]
     return []
 
 

@@ -279,6 +279,7 @@ def document_problems(doc):
     out.extend(engine_problems(doc))
     out.extend(launch_problems(app, scheduler_of(doc)))
     out.extend(distributed.launcher_problems(doc))
+    out.extend(distributed.interpreter_problems(words, doc))
     out.extend(resilience.problems(doc, scheduler_of(doc), walltime_seconds))
     if isinstance(opt, dict):
         out.extend(_optimisation_problems(opt))

@@ -6,8 +6,13 @@
 Repositories (``/v2/_catalog``), their tags (``/v2/<repo>/tags/list``), each tag's manifest and
 its config blob; the config's ``modak.<attribute>`` labels (written by the recipe writers) become a
 catalog entry, checked by the catalog's schema and turned into an ``Image``. Images without a
-``modak.framework`` label are skipped. Basic and bearer (token) authentication; TLS is verified
-unless told otherwise. ``load`` never raises for an unreachable or misbehaving registry: it warns.
+``modak.framework`` label are skipped. Basic and bearer (token) authentication; without credentials given,
+those of the user's ``podman login``/``docker login`` (registry_auth.py); TLS is verified unless told otherwise.
+``load`` never raises for an unreachable or misbehaving registry: it warns.
+
+HTTP is requests' with urllib3's ``Retry`` (requests depends on urllib3, so both are wherever this runs): an
+answer 429, 500, 502, 503 or 504, or a lost connection, is tried again, after the answer's ``Retry-After`` or an
+exponential backoff, never past the request's deadline (DeadlineRetry).
 
 A registry is input like any other: every request has a total deadline (a worker thread, so a trickling
 answer cannot stretch it), answers are read up to MAX_BODY bytes and must have the expected JSON shape,
@@ -24,14 +29,18 @@ import socket
 import threading
 import time
 
-from ansible_collections.sodalite.modak.plugins.module_utils import catalog
+from ansible_collections.sodalite.modak.plugins.module_utils import catalog, registry_auth
 from ansible_collections.sodalite.modak.plugins.module_utils import labels as label_names
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import CatalogError, ModakError, printable as _printable
 
 try:
     import requests
+    from requests.adapters import HTTPAdapter
+    from urllib3.exceptions import InvalidHeader
+    from urllib3.util.retry import Retry
 except ImportError:  # pragma: no cover - reported by the module
-    requests = None
+    requests = HTTPAdapter = None
+    InvalidHeader, Retry = ValueError, object
 
 MANIFEST_TYPES = ", ".join([
     "application/vnd.oci.image.manifest.v1+json",
@@ -52,6 +61,10 @@ MAX_REPOSITORIES = 200
 MAX_TAGS = 50                     # per repository, newest names last: the last MAX_TAGS in sorted order
 MAX_IMAGES = 200
 LOAD_BUDGET = 10                  # the whole discovery may take LOAD_BUDGET x timeout
+RETRY_STATUSES = (429, 500, 502, 503, 504)   # answers tried again (urllib3 Retry), as registry clients do
+RETRIES = 3                       # tries after the first, all within the request's deadline
+BACKOFF_S = 0.5                   # urllib3's backoff_factor: 0, 1, 2 s between tries without Retry-After
+TOKEN_CLIENT_ID = "modak"         # OAuth2 client_id of an identity token's refresh (the distribution token spec)
 
 
 class RegistryError(ModakError):
@@ -73,6 +86,51 @@ def valid_tag(tag):
 
 def valid_digest(digest):
     return isinstance(digest, str) and len(digest) == 71 and bool(_DIGEST.match(digest))
+
+
+class DeadlineRetry(Retry):
+    """urllib3's Retry that never sleeps past ``deadline`` (a time.monotonic() value, set per request): a wait, the
+    answer's Retry-After or the backoff, that would end after it raises RegistryError at once, so that retries stay
+    within the request's total deadline and the error says why. A Retry-After that is no number or date counts as
+    absent (the backoff applies)."""
+
+    deadline = None
+
+    def new(self, **kw):
+        retry = super(DeadlineRetry, self).new(**kw)
+        retry.deadline = self.deadline
+        return retry
+
+    def sleep(self, response=None):
+        wait = None
+        if self.respect_retry_after_header and response is not None:
+            try:
+                wait = self.get_retry_after(response)
+            except InvalidHeader:
+                wait = None
+        asked = bool(wait)
+        wait = wait or self.get_backoff_time()
+        left = None if self.deadline is None else self.deadline - time.monotonic()
+        if left is not None and wait >= left:
+            status = getattr(response, "status", None)
+            error = getattr(self.history[-1], "error", None) if self.history else None
+            raise RegistryError("%s; trying again after %g s%s would pass the request's deadline (%.3g s left)" % (
+                "answered %s" % status if status else "cannot reach the registry (%s)" % error.__class__.__name__,
+                wait, " (its Retry-After)" if asked else "", max(left, 0)))
+        if wait > 0:
+            time.sleep(wait)
+
+
+def http_session():
+    """(requests.Session, its DeadlineRetry): GETs tried again (RETRIES times, BACKOFF_S) on RETRY_STATUSES and lost
+    connections; the answer of the last try is returned (raise_on_status off), so that its status is reported."""
+    retry = DeadlineRetry(total=RETRIES, backoff_factor=BACKOFF_S, status_forcelist=RETRY_STATUSES,
+                          respect_retry_after_header=True, raise_on_status=False)
+    session = requests.Session()
+    adapter = HTTPAdapter(max_retries=retry)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session, retry
 
 
 class _Answer(object):
@@ -151,9 +209,13 @@ def _sent_to(url):
 
 
 class Registry(object):
-    """A minimal Distribution v2 client (GET only)."""
+    """A minimal Distribution v2 client (GET, and the token service's POST for an identity token).
 
-    def __init__(self, url, username=None, password=None, token=None, verify=True, timeout=10.0, session=None):
+    ``identity_token``: an OAuth2 refresh token (a ``docker login`` identity token) traded at the token service for
+    bearer tokens; ``credentials_from`` says where the credentials came from, in messages."""
+
+    def __init__(self, url, username=None, password=None, token=None, verify=True, timeout=10.0, session=None,
+                 identity_token=None, credentials_from=None):
         if requests is None:
             raise RegistryError("the requests library is needed to read a registry")
         self.url = url.rstrip("/")
@@ -161,8 +223,9 @@ class Registry(object):
             raise RegistryError("registry url %r must be http(s)://host[:port]" % url)
         self.host = self.url.split("://", 1)[1].split("/", 1)[0]
         self.username, self.password, self.token = username, password, token
+        self.identity_token, self.credentials_from = identity_token, credentials_from
         self.verify, self.timeout = verify, float(timeout)
-        self.session = session or requests.Session()
+        self.session, self._retry = (session, None) if session is not None else http_session()
         self.deadline = time.monotonic() + LOAD_BUDGET * self.timeout   # of the whole discovery
         self._tokens = {}  # scope -> bearer token from the token service
         self._bearer = False
@@ -175,18 +238,22 @@ class Registry(object):
         match = re.match(r"^/v2/(.+)/(?:tags|manifests|blobs)/", path)
         return "repository:%s:pull" % match.group(1) if match else ""
 
-    def _call(self, url, **kwargs):
-        """GET ``url`` within the total deadline ``timeout`` (connect, headers and body together): the request runs
-        in a worker thread that is abandoned, its connection closed, when the deadline passes."""
+    def _call(self, url, method="GET", **kwargs):
+        """GET (or POST) ``url`` within the total deadline ``timeout`` (every try, connect, headers and body
+        together): the request runs in a worker thread that is abandoned, its connection closed, when the deadline
+        passes; the retries do not sleep past it."""
         remaining = min(self.timeout, self.deadline - time.monotonic())
         if remaining <= 0:
             raise RegistryError("the registry %s was read for %g s, the limit for one discovery" % (
                 self.url, LOAD_BUDGET * self.timeout))
+        if self._retry is not None:
+            self._retry.deadline = time.monotonic() + remaining
+        send = self.session.post if method == "POST" else self.session.get
         box = {}
 
         def work():
             try:
-                response = self.session.get(url, verify=self.verify, timeout=remaining, stream=True, **kwargs)
+                response = send(url, verify=self.verify, timeout=remaining, stream=True, **kwargs)
                 box["response"] = response
                 box["answer"] = _Answer(response.status_code, response.headers, _read(response))
             except BaseException as exc:  # handed to the caller's thread
@@ -221,16 +288,22 @@ class Registry(object):
             raise RegistryError("the registry asked for a bearer token without naming its realm")
         # only what the token service needs: never the challenge's error="insufficient_scope"
         query = dict((k, params[k]) for k in ("service", "scope") if params.get(k))
-        auth = (self.username, self.password) if self.username else None
-        if auth and not self._may_send_credentials(realm):
+        auth = (self.username, self.password) if self.username and not self.identity_token else None
+        if (auth or self.identity_token) and not self._may_send_credentials(realm):
             raise RegistryError("refusing to send the credentials to the token service %s: plain HTTP to another "
                                 "host than the registry's (%s); the token service must use https" % (realm, self.host))
         try:
-            resp = self._call(realm, params=query, auth=auth)
+            if self.identity_token:   # OAuth2 refresh-token grant (distribution's token spec), a POST
+                form = dict(query, grant_type="refresh_token", refresh_token=self.identity_token,
+                            client_id=TOKEN_CLIENT_ID)
+                resp = self._call(realm, method="POST", data=form)
+            else:
+                resp = self._call(realm, params=query, auth=auth)
         except requests.exceptions.RequestException as exc:
             raise RegistryError("cannot reach the token service %s: %s" % (realm, exc.__class__.__name__))
-        if resp.status_code == 401:
-            raise RegistryError("the token service %s refused the credentials (401)" % realm)
+        if resp.status_code in (400, 401):   # 400: an OAuth2 refresh token that is refused (invalid_grant)
+            raise RegistryError("the token service %s refused the credentials%s (%d)" % (
+                realm, self._from(), resp.status_code))
         if resp.status_code != 200:
             raise RegistryError("the token service %s answered %d" % (realm, resp.status_code))
         try:
@@ -266,13 +339,17 @@ class Registry(object):
             if resp.status_code == 401 and attempt == 1:
                 raise RegistryError("the registry %s refused the token of its token service (401)" % self.url)
             if resp.status_code == 401:
-                if not (self.username or self.token):
-                    raise RegistryError("the registry %s needs credentials (401)" % self.url)
-                raise RegistryError("the registry %s refused the credentials (401)" % self.url)
+                if not (self.username or self.token or self.identity_token):
+                    raise RegistryError("the registry %s needs credentials (401): give a username and password or "
+                                        "a token, or log in to %s with podman or docker login" % (self.url, self.host))
+                raise RegistryError("the registry %s refused the credentials%s (401)" % (self.url, self._from()))
             if resp.status_code != 200:
                 raise RegistryError("GET %s%s answered %d" % (self.url, path, resp.status_code))
             return resp
         raise RegistryError("the registry %s refused the token" % self.url)  # pragma: no cover
+
+    def _from(self):
+        return " of %s" % self.credentials_from if self.credentials_from else ""
 
     def repositories(self, limit=MAX_REPOSITORIES):
         names = self.get("/v2/_catalog", params={"n": limit}).json().get("repositories", [])
@@ -362,14 +439,22 @@ def load(url, username=None, password=None, token=None, validate_certs=True, tim
     """Images of the registry at ``url`` -> (list of Image, warnings).
 
     Entries failing the catalog schema are skipped with a warning; an unreachable registry gives a
-    warning and ``fallback`` (the embedded catalog's images, when given)."""
+    warning and ``fallback`` (the embedded catalog's images, when given). Without ``username`` or ``token``, the
+    credentials of the user's podman/skopeo/docker login files for the registry's host are used (registry_auth)."""
+    warnings = []
     try:
         registry = Registry(url, username, password, token, validate_certs, timeout)
-        entries, warnings = discover(registry, repositories)
+        if not (username or password or token):
+            found, warnings = registry_auth.find(registry.host, timeout=timeout)
+            if found is not None:
+                registry.username, registry.password = found.username, found.password
+                registry.identity_token, registry.credentials_from = found.identity_token, found.source
+        entries, said = discover(registry, repositories)
+        warnings = warnings + said
     except (RegistryError, ValueError, TypeError, AttributeError, KeyError, IndexError) as exc:
         # whatever the registry answered, optimise goes on with the embedded catalog
-        return list(fallback or ()), [printable("registry %s was not read (%s); using the embedded catalog"
-                                                % (url, exc), 600)]
+        return list(fallback or ()), [printable(w, 600) for w in warnings] + [printable(
+            "registry %s was not read (%s); using the embedded catalog" % (url, exc), 600)]
     images, warnings = _images(url, entries, warnings)
     return images, [printable(w, 600) for w in warnings]
 

@@ -168,18 +168,19 @@ def render(req, choice, settings):
     if app.build:
         body.extend(build_lines(app.build, wrap))
     program = list(app.argv) + list(settings.extra_args)
+    signal = resilience.program_signal(req.resilience, settings) if req.resilience else None
+    prefix = backend.run_prefix(options, signal, req.resilience.lead_s if req.resilience else None)
     if settings.distributed:
         body.extend(distributed.setup_lines(settings.distributed, backend))
-        run = backend.run_prefix(options) + distributed.run_words(settings, program, wrap, backend)
+        run = prefix + distributed.run_words(settings, program, wrap, backend)
     else:
         body.extend(launchers.lines(settings, backend))
-        run = backend.run_prefix(options) + launcher_words(settings, backend) + wrap(program, mpi=mpi_rank(settings))
+        run = prefix + launcher_words(settings, backend) + wrap(program, mpi=mpi_rank(settings))
     if choice.uri and hasattr(runtime, "srun_options"):    # the container enters through srun's options (pyxis)
         run = srun_in_container(run, runtime.srun_options(IMAGE, binds, app.working_directory))
     if req.resilience:
-        body.extend(run_notes(run))
-        body.extend(resilience.run_lines(shell.program_command(run), req.resilience, backend,
-                                         resilience.program_signal(req.resilience, settings), run[0] == "srun"))
+        body.extend(resilience.run_lines(shell.program_command(run), req.resilience, backend, signal,
+                                         run[0] == "srun", options, run_notes(run)))
         body.extend(shell.eval_lines("application.post-execution", app.post_execution))
         body.append('exit "$MODAK_RC"')
     elif app.post_execution:

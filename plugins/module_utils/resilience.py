@@ -13,8 +13,12 @@ request's values, the program's variables and the batch script's lines around th
 - on the scheduler's lead-time signal (``limit_signal``, the batch shell's alone) or on TERM (preemption,
   cancellation) the script forwards the program's signal to every rank (``forward_line``: Slurm signals the
   job's steps, whose tasks are the ranks or the per-node launchers), then waits for the checkpoint;
-- after the lead-time signal it requeues the job while restarts remain and the segments' time together is below
-  total_training_time, and says so in the job's output.
+- after the lead-time signal, or when the program exits with REQUEUE_EXIT (99: it asks to go on in a new run), it
+  requeues the job while restarts remain and the segments' time together is below total_training_time, and says so
+  in the job's output; a run that ended well (status 0) is never requeued, even when the signal came as it ended.
+
+A scheduler without a queue (``reruns_itself``: local) has its job's script run the program again in a loop instead
+of requeuing, each run with the wall time of a job; its own timer (``run_prefix``) sends the lead-time signal.
 
 Which signal reaches the program: torchrun and accelerate (one per node) handle TERM, INT, HUP and QUIT and pass
 them to their workers, but die on USR1; srun per rank passes any. The default is TERM for the per-node launchers
@@ -38,6 +42,8 @@ DEFAULT_LEAD_S = 300
 DEFAULT_RESTARTS = 3
 PER_NODE_SIGNALS = ("TERM", "INT", "HUP", "QUIT")    # what torchrun's agent handles and passes to its workers
 CHECKPOINT_VAR, RESTART_VAR, MAX_VAR = "MODAK_CHECKPOINT_DIR", "MODAK_RESTART_COUNT", "MODAK_MAX_RESTARTS"
+# the exit status by which a program asks for a new run (requeue_on time_limit): Grid Engine's "reschedule" status
+REQUEUE_EXIT, REQUEUE_EXIT_VAR = 99, "MODAK_REQUEUE_EXIT"
 STARTS_FILE = ".modak-starts"          # restarts counted in the checkpoint directory (no scheduler variable)
 TRAINED_FILE = ".modak-trained-s"      # the segments' seconds together (total_training_time)
 
@@ -72,9 +78,42 @@ def _launcher(job, scheduler):
     return "srun" if registry.capable(scheduler, registry.SRUN_STEPS) else "torchrun"
 
 
+def supported(scheduler):
+    """Whether a scheduler takes job.resilience: it requeues a job, or signals it before its limit (and the job
+    requeues itself or runs the program again)."""
+    return registry.capable(scheduler, registry.REQUEUE) or registry.capable(scheduler, registry.LIMIT_SIGNAL)
+
+
+def _requeue_on_problems(section, scheduler):
+    """requeue_on's events the scheduler cannot requeue on, and a list the scheduler cannot narrow to: the
+    rerunnable mark (Slurm's --requeue, which scontrol requeue needs too; PBS and Grid Engine's -r y) makes the
+    scheduler requeue the job after a preemption and after a lost node alike."""
+    events = section.get("requeue_on")
+    if not isinstance(events, list):
+        return []
+    out = []
+    for index, event in enumerate(events):
+        if event in CAPABILITY and not registry.capable(scheduler, CAPABILITY[event]):
+            hint = ("it signals no job before its limit: leave %s out (the job stops at its limit)" % event
+                    if event == "time_limit" else "nothing puts a %s job back after it: leave %s out"
+                    % (scheduler, event))
+            out.append(DslProblem("%s.requeue_on[%d]" % (BASE, index), "%s cannot requeue a job on %s"
+                                  % (scheduler, event), event, hint))
+    rerun = [event for event in EVENTS if CAPABILITY[event] == registry.REQUEUE]
+    left_out = [event for event in rerun if event not in events]
+    if registry.capable(scheduler, registry.REQUEUE) and not out and left_out:
+        out.append(DslProblem(BASE + ".requeue_on", "leaves out %s, but %s requeues a job marked rerunnable after "
+                              "%s alike" % (" and ".join(left_out), scheduler, " and ".join(rerun)), events,
+                              "list %s (the default): %s cannot requeue on one and not on the other%s"
+                              % (" and ".join(rerun), scheduler, ", nor on time_limit alone"
+                                 if registry.capable(scheduler, registry.LIMIT_SIGNAL) else "")))
+    return out
+
+
 def problems(doc, scheduler, duration):
-    """The section's rules by path: a scheduler that cannot requeue, an event it cannot requeue on, a lead time not
-    shorter than the wall time, a total that needs a wall time and more restarts, a signal the launcher kills on."""
+    """The section's rules by path: a scheduler that cannot requeue, an event it cannot requeue on (or not apart
+    from another), a lead time not shorter than the wall time (or with no wall time where the job is its own timer),
+    a total that needs a wall time and more restarts, a signal the launcher kills on."""
     job = doc.get("job") if isinstance(doc.get("job"), dict) else {}
     section = job.get("resilience")
     if not isinstance(section, dict):
@@ -82,25 +121,26 @@ def problems(doc, scheduler, duration):
     opts = job.get("job_options") if isinstance(job.get("job_options"), dict) else {}
     _seconds = _reader(duration)
     out = []
-    if not registry.capable(scheduler, registry.REQUEUE):
+    if not supported(scheduler):
         return [DslProblem(BASE, "%s cannot requeue a job" % scheduler, scheduler,
-                           "use a batch scheduler that requeues (%s), or leave resilience out and resubmit"
-                           % ", ".join(d.name for d in registry.SCHEDULERS if registry.REQUEUE in d.capabilities))]
-    written = registry.scheduler_class(scheduler).resilience_options
+                           "use a scheduler that requeues or restarts one (%s), or leave resilience out and resubmit"
+                           % ", ".join(d.name for d in registry.SCHEDULERS if supported(d.name)))]
+    backend = registry.scheduler_class(scheduler)
+    written = backend.resilience_options
     for index, directive in enumerate(opts.get("extra_directives") or ()):
         if isinstance(directive, str) and directive.split("=", 1)[0].split(" ", 1)[0] in written:
             out.append(DslProblem("job.job_options.extra_directives[%d]" % index, "is written by job.resilience",
                                   directive, "remove it: the resilience section writes %s" % ", ".join(written)))
-    for index, event in enumerate(section.get("requeue_on") or ()):
-        if event in CAPABILITY and not registry.capable(scheduler, CAPABILITY[event]):
-            out.append(DslProblem("%s.requeue_on[%d]" % (BASE, index), "%s cannot requeue a job on %s"
-                                  % (scheduler, event), event, "it signals no job before its limit: leave %s out "
-                                  "(the job stops at its limit)" % event))
+    out.extend(_requeue_on_problems(section, scheduler))
     wall = _seconds(opts.get("wall_time_limit"))
     lead = _seconds(section.get("signal_lead_time"))
     if "signal_lead_time" in section and not registry.capable(scheduler, registry.LIMIT_SIGNAL):
         out.append(DslProblem(BASE + ".signal_lead_time", "%s signals no job before its limit" % scheduler,
                               section["signal_lead_time"], "leave it out: the program gets TERM at the limit"))
+    elif "signal_lead_time" in section and backend.reruns_itself and opts.get("wall_time_limit") is None:
+        out.append(DslProblem(BASE + ".signal_lead_time", "needs job.job_options.wall_time_limit: a %s job has no "
+                              "other limit to signal before" % scheduler, section["signal_lead_time"],
+                              "set wall_time_limit (the time of each run), or leave signal_lead_time out"))
     elif lead is not None and wall is not None and lead >= wall:
         out.append(DslProblem(BASE + ".signal_lead_time", "must be shorter than wall_time_limit (%d s)" % wall,
                               section["signal_lead_time"], "give the checkpoint a few minutes of the job's time"))
@@ -146,7 +186,11 @@ def read(section, options, scheduler, duration):
     directory = section.get("checkpoint_dir") or "checkpoints/%s" % options.job_name
     res = Resilience(signal=section.get("signal"), lead_s=lead, requeue_on=events, max_restarts=restarts,
                      checkpoint_dir=directory, total_s=total)
-    said = "resilience: requeued on %s, %d restart(s) at most" % (", ".join(events), restarts)
+    if registry.scheduler_class(scheduler).reruns_itself:
+        said = ("resilience: the job's script runs the program again (no queue to requeue it in) on %s or its exit "
+                "status %d, %d restart(s) at most" % (", ".join(events), REQUEUE_EXIT, restarts))
+    else:
+        said = "resilience: requeued on %s, %d restart(s) at most" % (", ".join(events), restarts)
     if total:
         said += ("; the training may take %d s in all, %d s per job: the job requeues itself at its limit while "
                  "restarts remain and the segments' time together is below the total" % (total, wall))
@@ -164,27 +208,42 @@ def program_signal(res, settings):
     return "TERM" if per_node else "USR1"
 
 
+def _again(res, backend):
+    """Whether the job starts the program again itself (after the limit signal, or on REQUEUE_EXIT): requeue_on
+    names time_limit and the scheduler lets the job requeue itself, or the job's script runs it again."""
+    return "time_limit" in res.requeue_on and bool(backend.requeue_line or backend.reruns_itself)
+
+
 def environment(res, backend):
     """The program's variables (name, value): the checkpoint directory, its restart count (the scheduler's
-    variable, else the count kept in the checkpoint directory), the most restarts."""
+    variable; 0 where the job's script counts the runs itself; else the count kept in the checkpoint directory),
+    the most restarts, and the exit status that asks for a new run where the job starts one itself."""
     directory = res.checkpoint_dir
     word = directory if directory.startswith("/") else shell.Raw('"$PWD"/%s' % shell.quote(directory))
     if backend.restart_count_var:
         count = shell.Raw('"${%s:-0}"' % backend.restart_count_var)
+    elif backend.reruns_itself:
+        count = "0"
     else:
         count = shell.Raw('"$(cat "$%s/%s" 2>/dev/null || echo 0)"' % (CHECKPOINT_VAR, STARTS_FILE))
-    return [(CHECKPOINT_VAR, word), (RESTART_VAR, count), (MAX_VAR, str(res.max_restarts))]
+    out = [(CHECKPOINT_VAR, word), (RESTART_VAR, count), (MAX_VAR, str(res.max_restarts))]
+    if _again(res, backend):
+        out.append((REQUEUE_EXIT_VAR, str(REQUEUE_EXIT)))
+    return out
 
 
-def run_lines(run, res, backend, signal, via_steps):
-    """The launch (a shell command line) in the background, the traps that forward ``signal`` to every rank and
-    wait for the checkpoint, then the requeue after the lead-time signal while restarts remain; leaves the launch's
-    exit status in MODAK_RC."""
+def run_lines(run, res, backend, signal, via_steps, options=None, notes=()):
+    """The launch (a shell command line, after ``notes``: its shellcheck directives) in the background, the traps
+    that forward ``signal`` to every rank and wait for the checkpoint, then the requeue after the lead-time signal
+    or on REQUEUE_EXIT while restarts remain; a scheduler without a queue (``reruns_itself``) runs the launch again
+    in a loop instead, each run's time counted from zero (SECONDS, as a requeued job's). Leaves the launch's exit
+    status in MODAK_RC."""
     forward = backend.forward_line(signal) if via_steps and backend.forward_line(signal) else \
         'kill -s %s "$MODAK_LAUNCH" 2>/dev/null || true' % signal
+    loop = backend.reruns_itself
     lines = ["# resilience: the launch runs in the background; a signal makes every rank checkpoint and stop",
              'mkdir -p "$%s"' % CHECKPOINT_VAR]
-    if not backend.restart_count_var:
+    if not backend.restart_count_var and not loop:
         lines.append('echo "$((%s + 1))" >"$%s/%s"' % (RESTART_VAR, CHECKPOINT_VAR, STARTS_FILE))
     lines += ["MODAK_STOP=",
               "# shellcheck disable=SC2329  # the traps call it",
@@ -195,32 +254,63 @@ def run_lines(run, res, backend, signal, via_steps):
               "}"]
     if backend.limit_signal and backend.limit_signal != "TERM":
         lines.append("trap 'modak_stop limit' %s" % backend.limit_signal)
-    lines += ["trap 'modak_stop term' TERM",
-              "%s &" % run,
-              "MODAK_LAUNCH=$!",
-              "# a trapped signal ends a wait early: wait again until the launch has ended, then take its status",
-              'while kill -0 "$MODAK_LAUNCH" 2>/dev/null; do wait "$MODAK_LAUNCH" || true; done',
-              'wait "$MODAK_LAUNCH" && MODAK_RC=0 || MODAK_RC=$?',
-              '[ -z "$MODAK_STOP" ] || echo "modak: the launch ended with status $MODAK_RC after the $MODAK_STOP signal"'
-              ' >&2']
+    lines.append("trap 'modak_stop term' TERM")
+    body = []
+    if loop:
+        body += ['[ "$MODAK_STOP" != term ] || break  # cancelled between two runs',
+                 "SECONDS=0  # this run's time, as a job's"]
+    body += list(notes) + ["%s &" % run,
+                           "MODAK_LAUNCH=$!",
+                           "# a trapped signal ends a wait early: wait again until the launch has ended, then take its "
+                           "status",
+                           'while kill -0 "$MODAK_LAUNCH" 2>/dev/null; do wait "$MODAK_LAUNCH" || true; done',
+                           'wait "$MODAK_LAUNCH" && MODAK_RC=0 || MODAK_RC=$?']
+    if loop and options is not None:
+        body += backend.limit_lines(options, res.lead_s)
+    body.append('[ -z "$MODAK_STOP" ] || echo "modak: the launch ended with status $MODAK_RC after the $MODAK_STOP '
+                'signal" >&2')
+    body += _requeue_lines(res, backend)
+    if loop:
+        lines += ["while :; do  # %s has no queue: the job runs the program again itself" % backend.name]
+        lines += ["  " + line for line in body + ["break"]]
+        lines.append("done")
+    else:
+        lines += body
+    return lines
+
+
+def _requeue_lines(res, backend):
+    """Why the job goes on (the limit signal, a preemption, the program's REQUEUE_EXIT) and, while restarts remain,
+    the time together is below the total and the launch did not end well, the requeue (or, in a loop, the next
+    run)."""
     causes = []
-    if "time_limit" in res.requeue_on and backend.requeue_line:
+    if _again(res, backend):
         causes.append('[ "$MODAK_STOP" = limit ] && MODAK_WHY="the time limit"')
+        causes.append('[ -z "$MODAK_STOP" ] && [ "$MODAK_RC" -eq %d ] && MODAK_WHY="exit status %d"'
+                      % (REQUEUE_EXIT, REQUEUE_EXIT))
     if "preemption" in res.requeue_on and backend.requeue_line and backend.preempted_test:
         # a job that ends by itself within the preemption's grace time is not requeued by the scheduler; Slurm
         # signals the steps alone then, so the launch may end without the batch shell seeing a signal
         causes.append('[ "$MODAK_STOP" != limit ] && %s && MODAK_WHY="a preemption"' % backend.preempted_test)
-    if causes:
-        lines.append("MODAK_WHY=")
-        lines += ["%s || true" % cause for cause in causes]
-        condition = ['[ -n "$MODAK_WHY" ]', '[ "$%s" -lt "$%s" ]' % (RESTART_VAR, MAX_VAR)]
-        if res.total_s:
-            lines += ['MODAK_TRAINED=$(( $(cat "$%s/%s" 2>/dev/null || echo 0) + SECONDS ))'
-                      % (CHECKPOINT_VAR, TRAINED_FILE),
-                      'echo "$MODAK_TRAINED" >"$%s/%s"' % (CHECKPOINT_VAR, TRAINED_FILE)]
-            condition.append('[ "$MODAK_TRAINED" -lt %d ]' % res.total_s)
-        lines += ["if %s; then" % " && ".join(condition),
-                  '  echo "modak: requeued after $MODAK_WHY: restart $((%s + 1)) of $%s" >&2' % (RESTART_VAR, MAX_VAR),
-                  "  %s" % backend.requeue_line,
-                  "fi"]
+    if not causes:
+        return []
+    lines = ["MODAK_WHY="] + ["%s || true" % cause for cause in causes]
+    # a run that ended well is done, even when the signal came as it ended
+    condition = ['[ -n "$MODAK_WHY" ]', '[ "$MODAK_RC" -ne 0 ]', '[ "$%s" -lt "$%s" ]' % (RESTART_VAR, MAX_VAR)]
+    if res.total_s:
+        lines += ['MODAK_TRAINED=$(( $(cat "$%s/%s" 2>/dev/null || echo 0) + SECONDS ))'
+                  % (CHECKPOINT_VAR, TRAINED_FILE),
+                  'echo "$MODAK_TRAINED" >"$%s/%s"' % (CHECKPOINT_VAR, TRAINED_FILE)]
+        condition.append('[ "$MODAK_TRAINED" -lt %d ]' % res.total_s)
+    lines.append("if %s; then" % " && ".join(condition))
+    if backend.reruns_itself:
+        lines += ['  echo "modak: running the program again after $MODAK_WHY: restart $((%s + 1)) of $%s" >&2'
+                  % (RESTART_VAR, MAX_VAR),
+                  "  %s=$((%s + 1))" % (RESTART_VAR, RESTART_VAR),
+                  "  MODAK_STOP=",
+                  "  continue"]
+    else:
+        lines += ['  echo "modak: requeued after $MODAK_WHY: restart $((%s + 1)) of $%s" >&2' % (RESTART_VAR, MAX_VAR),
+                  "  %s" % backend.requeue_line]
+    lines.append("fi")
     return lines

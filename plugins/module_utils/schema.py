@@ -419,8 +419,10 @@ RESILIENCE = _obj({
     "requeue_on": {"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": True,
                    "items": _enum(REQUEUE_EVENTS),
                    "description": "What puts the job back in the queue to resume from its checkpoint: time_limit "
-                                  "(the job requeues itself after the signal), preemption, node_failure. Default: "
-                                  "every event the scheduler can requeue on."},
+                                  "(the job requeues itself after the signal, or when the program exits 99; local: "
+                                  "its script runs the program again), preemption, node_failure (both or neither "
+                                  "where the scheduler requeues: its rerunnable mark joins them). Default: every "
+                                  "event the scheduler can requeue on."},
     "max_restarts": _int("Requeues at most (the job's restarts); default: enough for total_training_time, else 3.",
                          minimum=0, maximum=1000),
     "checkpoint_dir": _s(CHECKPOINT_DIR, "Where the program writes its checkpoints (MODAK_CHECKPOINT_DIR): absolute, "
@@ -432,7 +434,9 @@ RESILIENCE = _obj({
 }, title="resilience", description=(
     "Long training that outlives its time limit, a preemption or a lost node: the scheduler signals the job before "
     "its limit, the job forwards the signal to every rank, waits for the checkpoint and requeues itself while "
-    "restarts remain. The program reads MODAK_CHECKPOINT_DIR and MODAK_RESTART_COUNT (0 on the first run)."))
+    "restarts remain (local: runs the program again). The program reads MODAK_CHECKPOINT_DIR, MODAK_RESTART_COUNT "
+    "(0 on the first run) and, where the job requeues itself, MODAK_REQUEUE_EXIT (99: the status that asks for a "
+    "new run)."))
 
 OPTIMISATION = _obj({
     "enable_opt_build": _bool("Prefer optimised builds (default true when this section is present)."),

@@ -221,6 +221,15 @@ def program_command(argv):
     return " ".join([program(argv[0])] + [word(a) for a in argv[1:]]) if argv else ""
 
 
+def exit_trap_lines(command, saved="MODAK_EXIT_TRAP"):
+    """Lines that run ``command`` (fixed text, no single quote) when the script exits, then the EXIT trap set before
+    (the site's target.setup, or another of modak's) with the script's exit status kept. ``saved`` names the
+    variable that holds the earlier trap: one name for each use, since each trap runs the one it saved."""
+    return ['%s="$(trap -p EXIT)"' % saved,
+            '%s="$(eval "set -- $%s"; printf %%s "${3:-}")"' % (saved, saved),
+            "trap 'MODAK_STATUS=$?; %s; (exit \"$MODAK_STATUS\"); eval \"$%s\"' EXIT" % (command, saved)]
+
+
 def eval_lines(what, texts):
     """User shell (pre-/post-execution, target setup), run as given in the job's shell.
 

@@ -23,6 +23,8 @@ description:
     (at most its last 4 KiB, control characters shown as C(?)), and M(ansible.builtin.async_status) reads the
     task's state.
   - The roles of this collection use it to wait for image builds (P(sodalite.modak.container_build#role)).
+extends_documentation_fragment:
+  - sodalite.modak.examples
 author:
   - modak developers (@sodalite-modak)
 attributes:
@@ -79,6 +81,8 @@ seealso:
 """
 
 EXAMPLES = r"""
+# Needs a source tree with a Makefile in /scratch/alice/src on the host; any long command started with async and
+# poll 0 is waited for the same way.
 - name: Build, the output going to a log
   ansible.builtin.command:
     argv: [sh, -c, 'exec make >build.log 2>&1']

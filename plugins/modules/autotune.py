@@ -117,11 +117,15 @@ requirements:
   - scikit-learn
 extends_documentation_fragment:
   - sodalite.modak.site
+  - sodalite.modak.examples
 author:
   - modak developers (@sodalite-modak)
 """
 
 EXAMPLES = r"""
+# A task of a playbook in the playbooks/ folder of a modak checkout (chdir is the checkout, where the DSL's
+# benchmarks/workload/mnist_cnn.py is), the Python of ansible-playbook holding torch
+# (pip install -r benchmarks/requirements-bench.txt).
 - name: Autotune the benchmark workload's DSL with short runs
   sodalite.modak.autotune:
     dsl_file: examples/pytorch-mnist-tuning-local.yaml
@@ -131,6 +135,8 @@ EXAMPLES = r"""
     extra_args: [--steps, "4", --warmup, "1"]
   register: tuned
 
+# Needs Charliecloud's ch-run on the host, the image unpacked in /var/tmp/images/modak-pytorch, and mnist.yaml with
+# its application in /scratch/mnist.
 - name: Autotune inside the image the job runs in (Charliecloud), three runs of each configuration
   sodalite.modak.autotune:
     dsl_file: mnist.yaml

@@ -41,6 +41,7 @@ author:
 extends_documentation_fragment:
   - sodalite.modak.schedulers
   - sodalite.modak.schedulers.names
+  - sodalite.modak.examples
 attributes:
   action:
     support: full
@@ -183,6 +184,8 @@ seealso:
 """
 
 EXAMPLES = r"""
+# Each needs a host with the scheduler's commands (sbatch, squeue, sacct and scontrol for Slurm; qsub and qstat for
+# PBS Pro and Torque) and the job script there, as sodalite.modak.optimise writes it.
 - name: Submit a Slurm job and wait for it
   sodalite.modak.batch_job:
     script: /scratch/alice/jobs/train.sbatch
@@ -191,6 +194,7 @@ EXAMPLES = r"""
     poll_interval: 30
   register: job
 
+# job is the result the first task registered.
 - name: Show where the output went
   ansible.builtin.debug:
     msg: "job {{ job.job_id }} {{ job.state }} (exit {{ job.exit_code }}), output in {{ job.stdout_path }}"
@@ -202,6 +206,7 @@ EXAMPLES = r"""
     wait: true
     fail_on_job_error: false
 
+# build is the registered result of an earlier batch_job task that submitted the image build job.
 - name: Submit the training once the image build job has ended well
   sodalite.modak.batch_job:
     script: /scratch/alice/jobs/train.sbatch
@@ -214,6 +219,7 @@ EXAMPLES = r"""
     script: /home/alice/jobs/solver.pbs
     scheduler: torque
 
+# job is the result the first task registered, here and in the next task.
 - name: Look at a job submitted earlier (fails when it ended badly)
   sodalite.modak.batch_job:
     job_id: "{{ job.job_id }}"

@@ -89,6 +89,7 @@ options:
     default: []
 extends_documentation_fragment:
   - sodalite.modak.schedulers
+  - sodalite.modak.examples
 attributes:
   check_mode:
     description: Can run in check_mode and return changed status prediction without modifying target.

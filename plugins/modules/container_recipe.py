@@ -84,6 +84,7 @@ requirements:
     the recipe specification, derived on the controller).
 extends_documentation_fragment:
   - sodalite.modak.site
+  - sodalite.modak.examples
 author:
   - modak developers (@sodalite-modak)
 """
@@ -94,6 +95,7 @@ EXAMPLES = r"""
     dsl_file: examples/pytorch-cpu-slurm.yaml
     output_dir: /tmp/modak/recipes
 
+# job.yml is a DSL beside the playbook (the file lookup reads it on the controller).
 - name: Only a Dockerfile, on a local base image
   sodalite.modak.container_recipe:
     dsl: "{{ lookup('ansible.builtin.file', 'job.yml') | from_yaml }}"
@@ -101,6 +103,7 @@ EXAMPLES = r"""
     formats: [docker]
     base_image: localhost/debian:bookworm-slim
 
+# /opt/wheels is a directory of wheels on the host (pip download torch and its dependencies into it).
 - name: PyTorch from a pinned local wheel, on the mmdebstrap base
   sodalite.modak.container_recipe:
     dsl_file: examples/pytorch-mnist-slurm.yaml

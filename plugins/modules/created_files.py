@@ -75,6 +75,8 @@ attributes:
     support: full
     platforms: posix
     description: Target OS/families that can be operated against.
+extends_documentation_fragment:
+  - sodalite.modak.examples
 author:
   - modak developers (@sodalite-modak)
 """

@@ -58,6 +58,14 @@ options:
       - OCI registries (Distribution v2 HTTP API) whose images are added to the catalog. Each image's
         C(modak.*) labels (written by the C(sodalite.modak.container_build) role) give its attributes.
       - The registries are reached from the controller (from the managed host with O(results_store)).
+      - Without O(registries[].username) and O(registries[].token), the credentials of the user's C(podman login),
+        C(skopeo login) or C(docker login) for the registry's host are used, from the first of
+        C($REGISTRY_AUTH_FILE) (that file alone), C($XDG_RUNTIME_DIR/containers/auth.json),
+        C(~/.config/containers/auth.json), C($DOCKER_CONFIG/config.json) or C(~/.docker/config.json) and
+        C(~/.dockercfg) that has them (C(credHelpers) and C(credsStore) helpers are asked), on the host that
+        reaches the registry.
+      - An answer 429, 500, 502, 503 or 504, or a lost connection, is tried again up to 3 times (the answer's
+        C(Retry-After), else 0, 1, 2 s), within each request's O(registries[].timeout).
       - An unreachable registry gives a warning; the catalog alone is then used.
     type: list
     elements: dict
@@ -80,7 +88,7 @@ options:
         type: bool
         default: true
       timeout:
-        description: Seconds to wait for each request.
+        description: Seconds for each request, its retries included (the whole discovery at most ten times this).
         type: float
         default: 10.0
       repositories:
@@ -155,6 +163,7 @@ requirements:
 extends_documentation_fragment:
   - sodalite.modak.schedulers.names
   - sodalite.modak.site
+  - sodalite.modak.examples
 author:
   - modak developers (@sodalite-modak)
 """
@@ -166,6 +175,8 @@ EXAMPLES = r"""
     output_dir: out
   register: optimised
 
+# registry_password is a variable of yours (in a vault); a registry that does not answer gives a warning, and the
+# catalog alone is then used.
 - name: Optimise with the images of a site registry added to the collection's catalog
   sodalite.modak.optimise:
     dsl_file: examples/pytorch-cpu-slurm.yaml
@@ -181,7 +192,8 @@ EXAMPLES = r"""
     site: examples/sites/slingshot-gpu.yaml
     output_dir: out
 
-# inventory/group_vars/login.yml holds the profile once for the site's login nodes:
+# Needs the inventory variable modak_site, the site profile, given once for the site's login nodes in
+# inventory/group_vars/login.yml:
 #   modak_site:
 #     target: {job_scheduler_type: slurm, modules: [cudatoolkit], image_dir: /scratch/shared/modak/images}
 #     job_options: {account: m0000, partition: gpu}
@@ -193,10 +205,13 @@ EXAMPLES = r"""
     site_profile: "{{ modak_site }}"
     output_dir: out
 
+# optimised is the result the first task registered.
 - name: Show the chosen image and why
   ansible.builtin.debug:
     msg: "{{ optimised.image.uri }}: {{ optimised.explanation }}"
 
+# Needs the site's catalog at /etc/modak/site-images.yaml on the controller (the form of the collection's
+# catalog/images.yaml).
 - name: Optimise an inline DSL against a site catalog, without writing anything
   sodalite.modak.optimise:
     dsl:

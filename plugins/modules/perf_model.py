@@ -77,11 +77,15 @@ requirements:
   - numpy
   - scikit-learn
   - matplotlib (for the plots of O(action=report))
+extends_documentation_fragment:
+  - sodalite.modak.examples
 author:
   - modak developers (@sodalite-modak)
 """
 
 EXAMPLES = r"""
+# results/bench.sqlite holds benchmark records of this host's hardware class, written by the benchmark role,
+# autotune or optimise with results_store (docs/performance.md).
 - name: Fit the model on this host's benchmark records
   sodalite.modak.perf_model:
     store: results/bench.sqlite

@@ -4,8 +4,8 @@ The commands are the lines of the fenced ``sh`` blocks (a block without a langua
 for commands, ``text`` for anything else). Each command is in WHERE: run here from a copy of the checkout
 (``checkout``), from a project directory after installing the built tarball (``installed``), or run as written by
 another test, named with the words that test uses. A new command that is in none of them fails the test.
-The only change made to a command is the repository's address: github.com is not reachable here, so
-``https://github.com/SODALITE-EU/modak`` reads as a local clone of this working tree with the same tags.
+The only change made to a command is what the docs leave to the user: ``<repository>`` (modak's git repository)
+reads as a local clone of this working tree, and ``<commit>`` (the commit the user tested) as that clone's HEAD.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from helpers import ROOT
 BIN = os.path.dirname(sys.executable)
 DOCS = ["README.md"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "*.md")))
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```", re.S | re.M)
-GITHUB = "https://github.com/SODALITE-EU/modak"
+REPOSITORY = "<repository>"
+COMMIT = "<commit>"
 
 # command -> "checkout", "installed", or (test file, words in it that show it runs the command)
 WHERE = {
@@ -33,7 +34,7 @@ WHERE = {
     'make run ARGS="-e dsl_file=examples/openmpi-2nodes-slurm.yaml"': "checkout",
     "make test": ("scripts/test", "pytest"),
     # docs/quickstart.md: run as one session, in order, by its own test (it builds images and needs root and Slurm)
-    "git clone https://github.com/SODALITE-EU/modak modak": ("tests/integration/demo/test_quickstart.py", "quickstart.md"),
+    'git clone "<repository>" modak': ("tests/integration/demo/test_quickstart.py", "quickstart.md"),
     "cd modak": ("tests/integration/demo/test_quickstart.py", "quickstart.md"),
     "make demo": ("tests/integration/demo/test_quickstart.py", "quickstart.md"),
     ".venv/bin/ansible-playbook playbooks/deploy.yml -e dsl_file=examples/pytorch-mnist-slurm.yaml "
@@ -58,7 +59,7 @@ WHERE = {
     "bin/modak --site examples/sites/slingshot-gpu.yaml validate --show examples/sites/slingshot-gpu-pytorch-ddp.yaml":
         "checkout",
     "python3 -m venv ~/.venvs/modak": "checkout",
-    '~/.venvs/modak/bin/pip install "git+https://github.com/SODALITE-EU/modak@v0.2.0-dev0"': "checkout",
+    '~/.venvs/modak/bin/pip install "git+<repository>@<commit>"': "checkout",
     "~/.venvs/modak/bin/modak --version": "checkout",
     "mkdir -p ~/.local/bin": "checkout",
     'ln -s "$PWD/bin/modak" ~/.local/bin/modak': "checkout",
@@ -162,23 +163,23 @@ def _git(cwd, *args):
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    """A copy of the checkout (a git repository with the tags the docs name), a home, a clone for github.com."""
+    """A copy of the checkout (a git repository: the docs' <repository>, its HEAD their <commit>), a home, a
+    project directory."""
     base = tmp_path_factory.mktemp("docs")
     checkout = base / "checkout"
     _copy_tree(str(checkout))
     _git(checkout, "init", "-q")
     _git(checkout, "add", "-A")
     _git(checkout, "commit", "-qm", "docs")
-    for doc, command in all_commands():
-        for tag in re.findall(r"@(v[0-9][^\"' ]*)", command):
-            _git(checkout, "tag", "-f", tag)
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=str(checkout), capture_output=True, text=True,
+                            check=True).stdout.strip()
     (checkout / "dsl").mkdir()
     shutil.copy(os.path.join(ROOT, "examples", "pytorch-cpu-slurm.yaml"), checkout / "dsl" / "train.yaml")
     home = base / "home"
     home.mkdir()
     project = base / "project"
     project.mkdir()
-    return {"checkout": checkout, "home": home, "project": project, "base": base}
+    return {"checkout": checkout, "home": home, "project": project, "base": base, "commit": commit}
 
 
 def _env(world, collections=False):
@@ -192,7 +193,7 @@ def _env(world, collections=False):
 
 
 def run(world, command, cwd):
-    command = command.replace(GITHUB, "file://%s" % world["checkout"])
+    command = command.replace(REPOSITORY, "file://%s" % world["checkout"]).replace(COMMIT, world["commit"])
     done = subprocess.run(["bash", "-c", command], cwd=str(cwd), env=dict(_env(world), PWD=str(cwd)),
                           capture_output=True, text=True, check=False, timeout=1500)
     assert done.returncode == 0, "%s\n%s\n%s" % (command, done.stdout[-3000:], done.stderr[-3000:])

@@ -3,7 +3,8 @@ copy of the checkout (where their relative paths point), and in a separate proje
 collection installed from its Galaxy tarball, with no ansible.cfg, the project holding what the examples take as
 given (the collection's examples/ folder copied in, as README.md says, job.yml, results/bench.sqlite).
 An example that needs a cluster or a site's files is named in ELSEWHERE with the test that runs the same task
-for real; a new example in neither list fails the test.
+for real; a new example in neither list fails the test. Each of them, and each that takes a given file or variable,
+says what it needs in a comment above it (tests/unit/test_module_examples_doc.py).
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ import subprocess
 import sys
 import tomllib
 
-import pytest
 import yaml
 from helpers import ROOT
 from packaging.version import Version
@@ -36,11 +35,13 @@ def test_a_fragment_with_an_unknown_section_fails_the_lint(tmp_path):
 
 
 def test_galaxy_metadata_is_real():
+    """No address modak does not have: the repository is the docs' placeholder (tests/unit/test_version_pins.py)
+    until the collection is published, and no template's example address is left."""
     with open(os.path.join(ROOT, "galaxy.yml"), encoding="utf-8") as handle:
         galaxy = yaml.safe_load(handle)
-    for key in ("repository", "documentation", "issues", "homepage"):
-        assert re.match(r"^https://github\.com/", galaxy[key]), key
-        assert "example" not in galaxy[key]
+    assert galaxy["repository"] == "<repository>"
+    for key in ("documentation", "issues", "homepage"):
+        assert key not in galaxy or "example" not in galaxy[key], key
     assert "hpc" in galaxy["tags"] and len(galaxy["tags"]) <= 20
     for leftover in (".hypothesis", "tosca/.opera", "*.sqlite", "out", "tests/output"):
         assert leftover in galaxy["build_ignore"]
@@ -157,27 +158,3 @@ def test_changelog_rst_is_what_antsibull_changelog_generates(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     with open(os.path.join(ROOT, "CHANGELOG.rst"), encoding="utf-8") as handle:
         assert handle.read() == out.read_text()
-
-
-def _tags():
-    done = subprocess.run(["git", "tag", "--list"], cwd=ROOT, capture_output=True, text=True, check=False, timeout=60)
-    return set(done.stdout.split()) if done.returncode == 0 else set()
-
-
-def test_the_release_tags_the_docs_name_exist_and_carry_their_version():
-    """`rev: vX` and `@vX` in README.md and docs/ name annotated tags of this repository whose galaxy.yml has
-    version X (a clone without tags, as a shallow CI checkout, cannot tell: skipped)."""
-    tags = _tags()
-    if not tags:
-        pytest.skip("this clone has no tags")
-    named = set()
-    for path in ["README.md"] + sorted(os.path.join("docs", f) for f in os.listdir(os.path.join(ROOT, "docs"))):
-        with open(os.path.join(ROOT, path), encoding="utf-8") as handle:
-            named.update(re.findall(r"(?:rev: |@)(v\d+\.\d+\.\d+[\w.-]*)", handle.read()))
-    assert named and named <= tags, named - tags
-    for tag in named:
-        kind = subprocess.run(["git", "cat-file", "-t", tag], cwd=ROOT, capture_output=True, text=True, check=True)
-        assert kind.stdout.strip() == "tag", "%s is not an annotated tag" % tag
-        galaxy = subprocess.run(["git", "show", "%s:galaxy.yml" % tag], cwd=ROOT, capture_output=True, text=True,
-                                check=True).stdout
-        assert yaml.safe_load(galaxy)["version"] == tag[1:]

@@ -13,10 +13,9 @@ import shutil
 from robustkit import (ROOT, SCHEDULERS, bash_n, calls, install_stubs, payloads, record, run_script,
                        shellcheck_many)
 
-from ansible_collections.sodalite.modak.plugins.module_utils import build_commands, pipeline, schema, shell
+from ansible_collections.sodalite.modak.plugins.module_utils import build_commands, pipeline, resilience, schema, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
 CATALOG = ImageCatalog.from_file(os.path.join(ROOT, "catalog", "images.yaml"))
 PREFIXES = ("#SBATCH", "#PBS", "#$")
@@ -121,7 +120,7 @@ def test_injection_corpus(tmp_path):
     runs = {}
     for field, kind in fields:
         for scheduler in SCHEDULERS:
-            if field.startswith("job.resilience.") and not registry.capable(scheduler, registry.REQUEUE):
+            if field.startswith("job.resilience.") and not resilience.supported(scheduler):
                 continue          # the whole section is refused there (at job.resilience), whatever the field holds
             base = base_doc(field, scheduler, program)
             for value in corpus:

@@ -12,9 +12,10 @@ import subprocess
 
 import pytest
 
-from ansible_collections.sodalite.modak.plugins.module_utils import pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils import pipeline, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
+from ansible_collections.sodalite.modak.plugins.module_utils.launchers.deepspeed import host_file
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
 EMPTY = ImageCatalog([])
@@ -175,3 +176,65 @@ def test_a_per_node_launcher_given_by_auto_takes_no_signal_that_kills_torchrun()
     with pytest.raises(DslInvalid) as info:
         pipeline.optimise(doc, EMPTY)
     assert "job.resilience.signal" in [p.path for p in info.value.problems]
+
+
+@pytest.mark.parametrize("launcher, runner", [("deepspeed", "deepspeed.launcher.runner"),
+                                              ("accelerate", "accelerate.commands.launch")])
+def test_the_pythons_u_is_left_to_a_launcher_that_starts_every_rank_with_it(launcher, runner):
+    """DeepSpeed's and Accelerate's runners start each rank as ``python -u script``: the program's ``-u`` is theirs,
+    and written before the script it would be read as the runner's own (unknown) option."""
+    doc = training("slurm", launcher)
+    doc["job"]["application"]["executable"] = "python3 -u train.py"
+    line = run_line(script(doc))
+    assert " -m %s " % runner in line and line.endswith(" train.py --epochs 1")
+    assert " -u " not in line
+
+
+@pytest.mark.parametrize("launcher", ["deepspeed", "accelerate"])
+@pytest.mark.parametrize("executable, arguments, path", [
+    ("python3 -X dev train.py", "--epochs 1", "job.application.executable"),
+    ("python3 -u -W error train.py", "", "job.application.executable"),
+    ("python3", "-O train.py --epochs 1", "job.application.arguments"),
+    ("python3", ["-B", "train.py"], "job.application.arguments"),
+])
+def test_another_flag_of_the_python_is_refused_where_it_is_written(launcher, executable, arguments, path):
+    doc = training("local", launcher, nodes=1)
+    doc["job"]["application"].update(executable=executable, arguments=arguments)
+    with pytest.raises(DslInvalid) as info:
+        pipeline.optimise(doc, EMPTY)
+    found = {p.path: p for p in info.value.problems}
+    assert "is a flag of the Python, which %s does not pass on" % launcher in found[path].message, found
+    assert "PYTHONWARNINGS" in found[path].hint
+
+
+def test_torchrun_passes_the_pythons_flags_to_every_rank():
+    doc = training("slurm", "torchrun")
+    doc["job"]["application"]["executable"] = "python3 -X dev train.py"
+    assert run_line(script(doc)).endswith(" --no-python python3 -X dev train.py --epochs 1")
+
+
+@pytest.mark.parametrize("scheduler, env, name", [("slurm", {"SLURM_JOB_ID": "41"}, "deepspeed-hosts.41"),
+                                                  ("pbspro", {"PBS_JOBID": "77.pbs"}, "deepspeed-hosts.77")])
+def test_the_deepspeed_host_file_is_removed_when_the_script_exits(tmp_path, scheduler, env, name):
+    """The script's lines from the host file to a failing end, after a site's EXIT trap (target.setup) and a
+    container runtime's (Charliecloud's variables file): the file is there for the launch, gone after the script,
+    the other traps still run and the exit status is kept; another job's host file stays."""
+    text = script(training(scheduler, "deepspeed"))
+    lines = [line for line in text.splitlines() if not line.startswith("# shellcheck")]
+    start = lines.index('MODAK_HOSTS_EXIT_TRAP="$(trap -p EXIT)"')
+    own = lines[start:start + 4]
+    assert own[3].endswith('> "%s"' % host_file(registry.scheduler_class(scheduler)))
+    (tmp_path / "deepspeed-hosts.40").write_text("other job\n")
+    nodes = tmp_path / "nodefile"
+    nodes.write_text("n1\nn1\nn2\nn2\n")
+    fake = "scontrol() { printf '%s\\n' n1 n2; }"
+    before = ["trap 'echo site trap' EXIT", "MODAK_ENV_FILE=env-file", "touch env-file"] + shell.exit_trap_lines(
+        'rm -f "$MODAK_ENV_FILE"')
+    body = "\n".join([fake] + before + own + ['cat "%s"' % name, "exit 3"])
+    run_env = dict(os.environ, PBS_NODEFILE=str(nodes), **env)
+    run_env.pop("PBS_ARRAY_INDEX", None)
+    done = subprocess.run(["bash", "-c", body], cwd=str(tmp_path), env=run_env, capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 3, done.stderr
+    assert done.stdout == "n1 slots=2\nn2 slots=2\nsite trap\n"
+    assert sorted(os.listdir(str(tmp_path))) == ["deepspeed-hosts.40", "nodefile"]

@@ -103,7 +103,7 @@ def test_token_service_failures_are_warnings_without_the_secret(answer, said):
 
 def test_load_turns_an_unreachable_token_service_into_a_warning(monkeypatch):
     session = TokenSession(requests.exceptions.ConnectionError("down"))
-    monkeypatch.setattr(oci_catalog.requests, "Session", lambda: session)
+    monkeypatch.setattr(oci_catalog, "http_session", lambda: (session, None))
     images, warnings = oci_catalog.load(URL, "modak", SECRET, fallback=["embedded"])
     assert images == ["embedded"] and len(warnings) == 1
     assert "cannot reach the token service" in warnings[0] and SECRET not in warnings[0]

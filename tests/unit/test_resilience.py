@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import textwrap
 import time
 
 import pytest
@@ -47,8 +46,9 @@ def test_slurm_writes_the_signal_the_requeue_and_one_output_file(catalog):
     assert '[ "$MODAK_STOP" = limit ] && MODAK_WHY="the time limit" || true\n' in text
     assert ('[ "$MODAK_STOP" != limit ] && [[ "$(scontrol show job -o "$SLURM_JOB_ID" 2>/dev/null)" == '
             '*" PreemptTime="[0-9]* ]] && MODAK_WHY="a preemption" || true\n') in text
-    assert ('if [ -n "$MODAK_WHY" ] && [ "$MODAK_RESTART_COUNT" -lt "$MODAK_MAX_RESTARTS" ]; then\n'
-            in text)
+    assert '[ -z "$MODAK_STOP" ] && [ "$MODAK_RC" -eq 99 ] && MODAK_WHY="exit status 99" || true\n' in text
+    assert ('if [ -n "$MODAK_WHY" ] && [ "$MODAK_RC" -ne 0 ] && [ "$MODAK_RESTART_COUNT" -lt "$MODAK_MAX_RESTARTS" ]; '
+            'then\n' in text)
     assert '  scontrol requeue "$SLURM_JOB_ID"\nfi\nexit "$MODAK_RC"\n' in text
     assert any("resilience: requeued on time_limit, preemption, node_failure, 3 restart(s) at most" in line
                for line in result.explanation)
@@ -97,7 +97,6 @@ def test_total_training_time_sets_the_restarts_and_bounds_the_requeue(catalog):
 
 @pytest.mark.parametrize("scheduler, resilience, path, words", [
     ("slurm", {"signal_lead_time": 3600}, "job.resilience.signal_lead_time", "shorter than wall_time_limit"),
-    ("local", {}, "job.resilience", "local cannot requeue a job"),
     ("flux", {}, "job.resilience", "flux cannot requeue a job"),
     ("pbspro", {"requeue_on": ["preemption", "time_limit"]}, "job.resilience.requeue_on[1]",
      "pbspro cannot requeue a job on time_limit"),
@@ -106,8 +105,8 @@ def test_total_training_time_sets_the_restarts_and_bounds_the_requeue(catalog):
      "torque requeues no job at its limit"),
     ("slurm", {"total_training_time": "10:00:00", "max_restarts": 2}, "job.resilience.max_restarts",
      "cannot reach total_training_time"),
-    ("slurm", {"total_training_time": "10:00:00", "requeue_on": ["preemption"]}, "job.resilience.requeue_on",
-     "leaves out time_limit"),
+    ("slurm", {"total_training_time": "10:00:00", "requeue_on": ["preemption", "node_failure"]},
+     "job.resilience.requeue_on", "leaves out time_limit"),
 ])
 def test_rules_by_path(scheduler, resilience, path, words):
     found = problems(training(scheduler, resilience))
@@ -145,10 +144,22 @@ def test_the_example_shows_the_section_and_its_script_lints(catalog, tmp_path):
     lint(text, tmp_path, result.script.filename)
 
 
-def run_script(text, tmp_path, restart_count, sig=signal.SIGUSR1, preempt_time="None", signal_after=1.0):
+# the program's sleep ends with it: left running, it would hold the job's output open for 30 s
+CHECKPOINTS = """\
+#!/bin/bash
+sleep 30 & nap=$!
+trap 'echo "checkpoint written in $MODAK_CHECKPOINT_DIR at restart $MODAK_RESTART_COUNT"; kill "$nap"; exit 138' \\
+    USR1 TERM
+wait
+"""
+
+
+def run_script(text, tmp_path, restart_count, sig=signal.SIGUSR1, preempt_time="None", signal_after=1.0,
+               program_text=CHECKPOINTS):
     """Run the rendered script (a bare run, the program's process signalled by the script) with a fake scontrol
     (``scontrol show job`` says PreemptTime=``preempt_time``); ``sig`` is sent to the batch shell: USR1 as Slurm's
-    --signal=B:USR1 sends it, TERM as a preemption or scancel does."""
+    --signal=B:USR1 sends it, TERM as a preemption or scancel does. The program checkpoints on the signal and exits
+    138, unless ``program_text`` says otherwise."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "scontrol").write_text('#!/bin/bash\nif [ "$1" = show ]; then echo "JobId=42 JobState=RUNNING '
@@ -156,11 +167,7 @@ def run_script(text, tmp_path, restart_count, sig=signal.SIGUSR1, preempt_time="
                                       % preempt_time)
     (bin_dir / "scontrol").chmod(0o755)
     program = tmp_path / "program.sh"
-    program.write_text(textwrap.dedent("""\
-        #!/bin/bash
-        trap 'echo "checkpoint written in $MODAK_CHECKPOINT_DIR at restart $MODAK_RESTART_COUNT"; exit 138' USR1 TERM
-        sleep 30 & wait
-        """))
+    program.write_text(program_text)
     program.chmod(0o755)
     script = tmp_path / "job.sh"
     script.write_text(text.replace("python3 train.py", str(program)))
@@ -198,3 +205,39 @@ def test_after_term_the_job_requeues_itself_only_when_preempted(preempt_time, re
     assert "modak: term signal: forwarding USR1 to the ranks" in err
     assert ("scontrol requeue 42" in calls) is requeued
     assert ("modak: requeued after a preemption: restart 1 of 3" in err) is requeued
+
+
+def test_a_run_that_ended_well_as_the_limit_signal_came_is_not_requeued(catalog, tmp_path):
+    """The signal arrives as the program ends with status 0: the training is done, the job is not requeued."""
+    text = pipeline.optimise(training(launcher="none", container_runtime=""), catalog).script.text
+    rc, _out, err, calls = run_script(text, tmp_path, 0, program_text="#!/bin/bash\nsleep 30 & nap=$!\n"
+                                                                      "trap 'kill \"$nap\"; exit 0' USR1\nwait\n")
+    assert rc == 0 and "modak: limit signal: forwarding USR1" in err, err
+    assert "scontrol requeue" not in calls and "requeued" not in err
+
+
+def test_a_program_exiting_99_asks_for_a_new_run(catalog, tmp_path):
+    """MODAK_REQUEUE_EXIT (99) without a signal requeues the job while restarts remain."""
+    text = pipeline.optimise(training(launcher="none", container_runtime=""), catalog).script.text
+    rc, _out, err, calls = run_script(text, tmp_path, 0, signal_after=0.5,
+                                      program_text='#!/bin/bash\nexit "$MODAK_REQUEUE_EXIT"\n')
+    assert rc == 99 and "scontrol requeue 42" in calls, err
+    assert "modak: requeued after exit status 99: restart 1 of 3" in err
+
+
+@pytest.mark.parametrize("scheduler, events", [("slurm", ["time_limit"]), ("slurm", ["time_limit", "preemption"]),
+                                               ("slurm", ["node_failure"]), ("pbspro", ["preemption"]),
+                                               ("gridengine", ["node_failure"])])
+def test_requeue_on_cannot_part_what_the_rerunnable_mark_joins(scheduler, events):
+    """The rerunnable mark (--requeue, which scontrol requeue needs too; -r y) makes the scheduler requeue after a
+    preemption and after a lost node alike: a list without both is refused, not silently widened."""
+    found = problems(training(scheduler, {"requeue_on": events}))
+    assert "requeues a job marked rerunnable after preemption and node_failure alike" in \
+        found["job.resilience.requeue_on"].message, found
+
+
+def test_requeue_on_without_time_limit_writes_no_requeue_at_the_limit(catalog):
+    result = pipeline.optimise(training(resilience={"requeue_on": ["preemption", "node_failure"]}), catalog)
+    assert "#SBATCH --requeue" in result.script.directives
+    assert 'MODAK_WHY="the time limit"' not in result.script.text and "exit status 99" not in result.script.text
+    assert "MODAK_REQUEUE_EXIT" not in dict(result.settings.env)

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.sodalite.modak.plugins.module_utils.distributed import PYTHON
+from ansible_collections.sodalite.modak.plugins.module_utils.distributed import PYTHON, UNBUFFERED
 
 
 class Launcher(object):
@@ -43,11 +43,14 @@ class Launcher(object):
 
 def python_launch(argv, module, command, no_python):
     """(launcher words, program words) of a launcher that starts a Python program itself: ``<python> -m module``
-    when a Python runs the program (the same interpreter; its script, or ``--module`` for a ``-m`` module, follows),
+    when a Python runs the program (the same interpreter; its script, or ``--module`` for a ``-m`` module, follows;
+    ``-u`` is left to the launcher, which starts every rank with it; the DSL refuses the Python's other flags),
     else ``command`` with ``no_python`` before the program's words."""
     argv = list(argv)
     if argv and PYTHON.match(str(argv[0])):
         program = argv[1:]
+        while program[:1] == [UNBUFFERED]:
+            program = program[1:]
         if program[:1] == ["-m"]:
             program = ["--module"] + program[1:]
         return [argv[0], "-m", module], program

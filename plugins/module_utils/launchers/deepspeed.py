@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from ansible_collections.sodalite.modak.plugins.module_utils.distributed import HOST_VARS, port_lines
 from ansible_collections.sodalite.modak.plugins.module_utils.launchers.base import Launcher, node_wrapper, python_launch
-from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw
+from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw, exit_trap_lines
 
-# the host file, in the job's working directory (every node reads it): one line per node, "<host> slots=<ranks>"
+# the host file, in the job's working directory (every node reads it): one line per node, "<host> slots=<ranks>";
+# the script removes it when it exits
 HOST_FILE = "deepspeed-hosts.{job}"
 
 
@@ -55,7 +56,8 @@ class Deepspeed(Launcher):
         return ["# distributed training: deepspeed's rendezvous port on this node"] + port_lines(scheduler)
 
     def node_lines(self, dist, scheduler):
-        """The host file of the allocation: each node once, in the scheduler's order, with its ranks as slots."""
+        """The host file of the allocation: each node once, in the scheduler's order, with its ranks as slots; removed
+        when the script exits (the trap is set first: no file is left behind whatever fails after it)."""
         line = "%s | sed 's/$/ slots=%d/' > \"%s\"" % (scheduler.hosts_command, dist.processes_per_node,
                                                        host_file(scheduler))
-        return [line]
+        return exit_trap_lines('rm -f "%s"' % host_file(scheduler), "MODAK_HOSTS_EXIT_TRAP") + [line]

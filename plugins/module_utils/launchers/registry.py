@@ -43,6 +43,9 @@ NAMES = ("auto",) + tuple(BY_NAME) + ("none",)
 TRAINING_NAMES = tuple(d.name for d in LAUNCHERS if TRAINING in d.jobs)
 PER_NODE = tuple(d.name for d in LAUNCHERS if d.per_node)
 PER_RANK = tuple(d.name for d in LAUNCHERS if TRAINING in d.jobs and not d.per_node)   # one srun task per rank
+# the launchers that start every rank with their own Python (``python -u`` and the script: base.python_launch), so
+# that no flag of the program's Python reaches a rank (distributed.interpreter_problems)
+OWN_PYTHON = ("accelerate", "deepspeed")
 
 
 def _srun():

@@ -80,13 +80,10 @@ class Charliecloud(object):
         if not env:
             return []
         pairs = " ".join('%s "$%s"' % (name, name) for name, _value in env)
-        return ['MODAK_ENV_FILE="$(mktemp "$PWD/.modak-env.XXXXXX")"',
-                # an EXIT trap of the site's (target.setup) runs too, after the file is removed, with the status
-                'MODAK_EXIT_TRAP="$(trap -p EXIT)"',
-                'MODAK_EXIT_TRAP="$(eval "set -- $MODAK_EXIT_TRAP"; printf %s "${3:-}")"',
-                "trap 'MODAK_STATUS=$?; rm -f \"$MODAK_ENV_FILE\"; (exit \"$MODAK_STATUS\"); "
-                "eval \"$MODAK_EXIT_TRAP\"' EXIT",
-                "printf \"%%s='%%s'\\n\" %s >\"$MODAK_ENV_FILE\"" % pairs]
+        # an EXIT trap of the site's (target.setup) runs too, after the file is removed, with the status
+        return (['MODAK_ENV_FILE="$(mktemp "$PWD/.modak-env.XXXXXX")"']
+                + shell.exit_trap_lines('rm -f "$MODAK_ENV_FILE"')
+                + ["printf \"%%s='%%s'\\n\" %s >\"$MODAK_ENV_FILE\"" % pairs])
 
     def exec_argv(self, image, argv, gpu_vendor="none", binds=(), workdir=None, env=(), cwd=None, mpi=None,
                   host_env=()):

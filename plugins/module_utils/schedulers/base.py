@@ -178,10 +178,17 @@ class Scheduler(object):
     limit_signal = None
     requeue_line = None
     preempted_test = None        # a shell test that succeeds while the scheduler preempts the job
+    reruns_itself = False        # no queue to put the job back in: the job's script runs the program again itself
     resilience_options = ()      # the raw options job.resilience writes itself (refused in extra_directives then)
 
     def resilience_directives(self, res):
         """Directive lines (without prefix) that make the job rerunnable and signal it before its limit."""
+        return []
+
+    def limit_lines(self, options, lead_s):
+        """Lines after the launch has ended that set MODAK_STOP=limit when the lead-time signal stopped it and the
+        batch shell saw no signal (the job's own timer); none where the scheduler signals the batch shell."""
+        del options, lead_s
         return []
 
     def forward_line(self, signal):
@@ -268,8 +275,10 @@ class Scheduler(object):
             raise SubmitError("after: %s" % "; ".join(said))
         return [word for line in lines if line for word in line.split(None, 1)]
 
-    def run_prefix(self, options):
-        """Words put before the launcher (the local backend enforces the wall time)."""
+    def run_prefix(self, options, signal=None, lead_s=None):
+        """Words put before the launcher (the local backend enforces the wall time; with job.resilience, ``signal``
+        reaches the program ``lead_s`` seconds before it)."""
+        del options, signal, lead_s
         return []
 
     def redirect_lines(self, options):

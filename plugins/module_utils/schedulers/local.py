@@ -23,6 +23,12 @@ def _target(name):
     return shell.quote("./" + name if name[:1].isdigit() else name)
 
 
+def _signal_at(wall, lead_s):
+    """The second of a run at which the program gets job.resilience's signal: ``lead_s`` before the wall time, and
+    not before the first second."""
+    return wall - min(lead_s or 0, wall - 1)
+
+
 # -- submission: bash in the background, in its own session; the job id is the process id --------------------------
 STATE_DIR = ".modak"
 # fixed text; values arrive as positional parameters: $0 script, $1 state directory, $2 output prefix.
@@ -68,6 +74,17 @@ def _proc_stat(pid):
             return handle.read().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
+
+
+def _session_groups(session):
+    """The process groups of the processes still in the job's ``session`` (proc(5): pgrp and session, fields 5
+    and 6). A session id names its leader's pid, and no new session can take it while one of these runs."""
+    groups = set()
+    for name in os.listdir("/proc"):
+        fields = _proc_stat(int(name)) if name.isdigit() else None
+        if fields and len(fields) > 3 and fields[0] != "Z" and fields[3] == str(session):
+            groups.add(int(fields[2]))
+    return sorted(groups)
 
 
 def start_time(pid):
@@ -117,10 +134,31 @@ class Local(Scheduler):
         _lines, warnings = self.directives(options, settings)
         return ["# modak: local run of job %s" % options.job_name], warnings
 
-    def run_prefix(self, options):
-        if options.walltime_s:
-            return ["timeout", "--signal=TERM", "--kill-after=30", "%ds" % options.walltime_s]
-        return []
+    # job.resilience: no queue puts a local job back, so the job's script runs the program again (resilience.py);
+    # the lead-time signal comes from the script's own timeout(1)
+    reruns_itself = True
+
+    def run_prefix(self, options, signal=None, lead_s=None):
+        """timeout(1) enforces the wall time: TERM at the limit, KILL 30 s later. With job.resilience, the program's
+        ``signal`` comes ``lead_s`` before the limit and KILL at it, and the program's own exit status is kept
+        (``--preserve-status``: a run that ends well as the signal comes is not taken for one stopped by it).
+        timeout signals its process group: every process of the launch."""
+        wall = options.walltime_s
+        if not wall:
+            return []
+        if signal:
+            at = _signal_at(wall, lead_s)
+            return ["timeout", "--preserve-status", "--signal=%s" % signal, "--kill-after=%d" % max(wall - at, 1),
+                    "%ds" % at]
+        return ["timeout", "--signal=TERM", "--kill-after=30", "%ds" % wall]
+
+    def limit_lines(self, options, lead_s):
+        """A run still going when timeout(1) sent the signal ran that long (the script's SECONDS counts each run
+        from zero): the limit stopped it, though the batch shell saw no signal."""
+        if not options.walltime_s:
+            return []
+        return ['[ -n "$MODAK_STOP" ] || [ "$SECONDS" -lt %d ] || MODAK_STOP=limit'
+                % _signal_at(options.walltime_s, lead_s)]
 
     def redirect_lines(self, options):
         if not options.stdout:
@@ -186,11 +224,24 @@ class Local(Scheduler):
         pid = int(job_id)
         self.runner.record(["kill", "-TERM", "--", "-%d" % pid])
         open(self._file(job_id, "cancelled"), "w").close()
-        if _alive(pid, self._started(job_id)):      # a reused pid is another user's process group: not signalled
-            try:
-                os.killpg(pid, signal.SIGTERM)
-            except OSError:
-                pass
+        if not _alive(pid, self._started(job_id)):  # a reused pid is another user's process group: not signalled
+            return
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except OSError:
+            return
+        # timeout(1) runs the launch in a process group of its own, in the job's session. A script with a
+        # forwarding trap (job.resilience) stays until the program has stopped; a script without one dies at once and
+        # leaves that group running: once the script is gone, every group still in its session is signalled.
+        deadline = time.monotonic() + 2
+        while _alive(pid, self._started(job_id)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not _alive(pid, self._started(job_id)):
+            for group in _session_groups(pid):
+                try:
+                    os.killpg(group, signal.SIGTERM)
+                except OSError:
+                    pass
 
     def status(self, job_id):
         if not str(job_id).isdigit() or not os.path.exists(self._file(job_id, "pid")):

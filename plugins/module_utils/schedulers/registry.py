@@ -31,7 +31,8 @@ ARRAYS = "arrays"
 # the scheduler puts a job marked rerunnable back in the queue after a preemption or a lost node (job.resilience)
 REQUEUE = "requeue"
 # the scheduler signals the job a lead time before its wall time limit, and the job can requeue itself then
-# (job.resilience's time_limit and total_training_time)
+# (job.resilience's time_limit and total_training_time); local: the job's timeout(1) signals the program, and the
+# job's script runs it again itself
 LIMIT_SIGNAL = "limit_signal"
 
 Descriptor = namedtuple("Descriptor", "name title aliases capabilities")
@@ -45,7 +46,7 @@ SCHEDULERS = (
     Descriptor("torque", "Torque", (), frozenset((BATCH, AFTER_OK, ARRAYS, REQUEUE))),
     Descriptor("gridengine", "Grid Engine", ("sge",), frozenset((BATCH, ARRAYS, REQUEUE))),
     Descriptor("flux", "Flux", (), frozenset((BATCH, AFTER_OK))),
-    Descriptor("local", "bash on the host", ("none", "bash"), frozenset()),
+    Descriptor("local", "bash on the host", ("none", "bash"), frozenset((LIMIT_SIGNAL,))),
 )
 
 DESCRIPTORS = {d.name: d for d in SCHEDULERS}

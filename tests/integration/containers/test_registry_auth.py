@@ -241,6 +241,20 @@ def test_bearer_flow_wrong_password_warns_without_the_secret(token_registry):
     _no_secret(warnings)
 
 
+@pytest.mark.parametrize("which", ["basic_registry", "token_registry"])
+def test_podman_login_is_enough(which, request, tmp_path, monkeypatch):
+    """``podman login`` writes its auth file; load, given no credentials, reads it (registry_auth)."""
+    registry = request.getfixturevalue(which)
+    authfile = tmp_path / "auth.json"
+    login = subprocess.run(["podman", "login", "--authfile", str(authfile), "--tls-verify=false", "-u", USER,
+                            "--password-stdin", registry["host"]], input=PASSWORD, capture_output=True, text=True,
+                           check=False, timeout=60)
+    assert login.returncode == 0, login.stderr
+    monkeypatch.setenv("REGISTRY_AUTH_FILE", str(authfile))
+    images, warnings = oci_catalog.load(registry["url"], timeout=5)
+    assert warnings == [] and len(_ours(images, registry["host"])) == 1, warnings
+
+
 def test_optimise_module_reads_the_token_registry_and_hides_the_password(root, token_registry, tmp_path):
     result_file = tmp_path / "result.json"
     extra = {"dsl": DSL, "output_dir": str(tmp_path / "out"), "result_file": str(result_file),

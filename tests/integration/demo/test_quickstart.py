@@ -1,6 +1,6 @@
 """docs/quickstart.md run as written, step by step, in one shell, as a newcomer would on a fresh machine: clone,
 `make run`, `make demo`, then deploy.yml of the example on the demo's image. The clone is of this working tree
-(github.com is not reachable here: the repository's address reads as a local clone of it).
+(the quickstart's ``<repository>``, modak's git repository, reads as a local clone of it).
 
 Its `make demo` is also the suite's one run of the demo end to end (scripts/demo): the example's image is built from
 modak's recipe on the mmdebstrap base, pushed to a TLS registry, chosen by the optimiser, and the MNIST job trains
@@ -23,7 +23,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import nam
 
 DOC = os.path.join(ROOT, "docs", "quickstart.md")
 DEMO = "/tmp/modak-demo"       # scripts/demo's default MODAK_DEMO_DIR, which the quickstart does not set
-GITHUB = "https://github.com/SODALITE-EU/modak"
+REPOSITORY = "<repository>"    # the quickstart's placeholder for modak's git URL
 
 
 def steps():
@@ -62,7 +62,7 @@ def quickstart(slurm, tmp_path_factory):
     if os.geteuid() != 0:
         pytest.fail("the quickstart's demo step runs as root", pytrace=False)
     base = tmp_path_factory.mktemp("quickstart")
-    script = "set -euo pipefail\n" + "\n".join(steps()).replace(GITHUB, "file://%s" % _mirror(base))
+    script = "set -euo pipefail\n" + "\n".join(steps()).replace(REPOSITORY, "file://%s" % _mirror(base))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "VIRTUAL_ENV", "PYTHON"))}
     env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     with services.exclusive("modak-demo.ch"):
