@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 
-from ansible_collections.sodalite.modak.plugins.module_utils import files
+from ansible_collections.sodalite.modak.plugins.module_utils import files, path_trust
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
@@ -121,7 +121,7 @@ def make_directory(directory, check_mode=False):
     """Make ``directory`` (0700, whatever the umask; its missing parents too, as ``files.place`` makes them) unless
     it is there, in one step (mkdir: a directory made by someone else meanwhile is never taken for modak's); True
     when this call made it. The directory, made or found, must be one that nobody else can change
-    (``files.others_may_change``): a job script placed there is submitted by its path (OutputError otherwise)."""
+    (``path_trust.others_may_change``): a job script placed there is submitted by its path (OutputError otherwise)."""
     parent, name = os.path.split(os.path.abspath(directory))
     if not name:
         raise OutputError("refusing to make the directory %s" % directory)
@@ -144,7 +144,7 @@ def make_directory(directory, check_mode=False):
     if dir_fd is None:
         raise OutputError("cannot open the directory %s: it was removed meanwhile" % directory)
     try:
-        why = files.others_may_change(os.fstat(dir_fd))
+        why = path_trust.others_may_change(os.fstat(dir_fd))
     finally:
         os.close(dir_fd)
     if why:

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import binascii
 import errno
-import grp
 import hashlib
 import os
-import pwd
 import re
 import stat
 
@@ -109,7 +107,7 @@ def _may_follow(dir_fd, name):
         name, dir_fd=dir_fd, follow_symlinks=False).st_uid in (0, os.geteuid())
 
 
-def _open_file(dir_fd, name):
+def open_file(dir_fd, name):
     """A read descriptor of the regular file ``name`` in ``dir_fd`` and its fstat, opened without following a link
     and without blocking (a FIFO); (None, None) when there is no regular file there."""
     try:
@@ -124,9 +122,6 @@ def _open_file(dir_fd, name):
     return fd, info
 
 
-open_file = _open_file
-
-
 def open_regular(path):
     """(a read descriptor, its fstat) of the regular file ``path``, its directories opened one component at a time
     as ``open_directory`` opens them and the file without following a link or blocking; (None, None) when there is
@@ -136,7 +131,7 @@ def open_regular(path):
     if dir_fd is None:
         return None, None
     try:
-        return _open_file(dir_fd, name)
+        return open_file(dir_fd, name)
     finally:
         os.close(dir_fd)
 
@@ -195,7 +190,7 @@ def place(directory, name, content, mode, check_mode=False):
     if dir_fd is None:
         return CHANGED
     try:
-        fd, info = _open_file(dir_fd, name)
+        fd, info = open_file(dir_fd, name)
         if fd is not None:
             try:
                 if read_fd(fd) == data and info.st_uid == os.geteuid() and info.st_nlink == 1:
@@ -250,7 +245,7 @@ def place_from(directory, name, source, mode, check_mode=False):
             os.close(src_dir_fd)
         return None
     try:
-        fd, _info = _open_file(src_dir_fd, src_name)
+        fd, _info = open_file(src_dir_fd, src_name)
     finally:
         os.close(src_dir_fd)
     if fd is None:
@@ -342,7 +337,7 @@ def _current(directory, name):
     try:
         if kind(dir_fd, name) is None:
             return None
-        fd, _info = _open_file(dir_fd, name)
+        fd, _info = open_file(dir_fd, name)
         if fd is None:
             return NOT_REGULAR
         try:
@@ -378,7 +373,7 @@ def remove_if_holds(dir_fd, name, sha256, check_mode=False):
     that descriptor, and the name is removed from that same directory (never through a path whose directories may
     have changed since) only while it still names the file hashed."""
     check_filename(name)
-    fd, info = _open_file(dir_fd, name)
+    fd, info = open_file(dir_fd, name)
     if fd is None:
         return None if kind(dir_fd, name) is None else KEPT
     try:
@@ -417,69 +412,6 @@ def remove_directory_if_empty(directory, dir_fd, check_mode=False):
         return True
     finally:
         os.close(parent_fd)
-
-
-def trusted_gids():
-    """The groups trusted to write the user's directories: the user's private group (the primary group named as
-    the user, with no other member listed: User Private Groups) and the groups ``MODAK_TRUSTED_GROUPS`` lists
-    (names or gids, separated by spaces), as runtimes/trust.py trusts them for images (docs/containers.md)."""
-    found = set()
-    try:
-        me = pwd.getpwuid(os.geteuid()).pw_name
-        group = grp.getgrgid(os.getegid())
-        if group.gr_name == me and set(group.gr_mem) <= set([me]):
-            found.add(group.gr_gid)
-    except KeyError:
-        pass
-    for word in os.environ.get("MODAK_TRUSTED_GROUPS", "").split():
-        try:
-            found.add(grp.getgrgid(int(word)).gr_gid if word.isdigit() else grp.getgrnam(word).gr_gid)
-        except (KeyError, ValueError, OverflowError):
-            pass
-    return found
-
-
-def others_may_change(info):
-    """Why someone else than this user and root may rename or replace what the directory ``info`` (an os.stat
-    result) holds, or None: the trust model of docs/containers.md, as sshd's StrictModes checks ``~/.ssh``. Its
-    owner must be the user or root, and others may write it only with the sticky bit (they cannot rename what is
-    not theirs) or as a trusted group."""
-    mode = info.st_mode
-    if info.st_uid not in (0, os.geteuid()):
-        return "it belongs to another user (uid %d)" % info.st_uid
-    if mode & stat.S_ISVTX:
-        return None
-    if mode & stat.S_IWOTH:
-        return "every user may write it (and it has no sticky bit)"
-    if mode & stat.S_IWGRP and info.st_gid not in trusted_gids():
-        return "its group (gid %d) may write it, and the group is not trusted (MODAK_TRUSTED_GROUPS)" % info.st_gid
-    return None
-
-
-def others_may_swap(path):
-    """Why someone else than this user and root could change the file ``path`` before it is used by its path (a job
-    script submitted by its name), or None: the file must be the user's (or root's) and written by nobody else (a
-    trusted group aside), and every directory from ``/`` down to it, on the path as given and as the links resolve,
-    must pass ``others_may_change``, so that nobody else can rename the file or a directory of its path."""
-    given = os.path.abspath(path)
-    try:
-        info = os.stat(given)
-    except OSError as exc:
-        return "%s cannot be read (%s)" % (given, exc.strerror)
-    if info.st_uid not in (0, os.geteuid()):
-        return "%s belongs to another user (uid %d)" % (given, info.st_uid)
-    if info.st_mode & stat.S_IWOTH or (info.st_mode & stat.S_IWGRP and info.st_gid not in trusted_gids()):
-        return "%s may be written by others (mode %04o)" % (given, stat.S_IMODE(info.st_mode))
-    for start in (given, os.path.realpath(given)):
-        directory = os.path.dirname(start)
-        while True:
-            why = others_may_change(os.stat(directory))
-            if why:
-                return "its directory %s: %s" % (directory, why)
-            if directory == "/":
-                break
-            directory = os.path.dirname(directory)
-    return None
 
 
 def _text(data):

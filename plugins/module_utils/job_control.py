@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from ansible_collections.sodalite.modak.plugins.module_utils import files, ledger, tail
+from ansible_collections.sodalite.modak.plugins.module_utils import ledger, path_trust, tail
 from ansible_collections.sodalite.modak.plugins.module_utils.commands import ProcessRunner
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import (
     OutputError, SchedulerTimeout, SubmitError)
@@ -272,7 +272,7 @@ class Job(object):
         if not self.script:
             raise SubmitError("script is required with state=submitted")
         # the scheduler reads the script by its path: nobody else may change it or swap it before then
-        why = files.others_may_swap(self.script)
+        why = path_trust.others_may_swap(self.script)
         if why:
             raise SubmitError("refusing to submit %s: %s; use a directory of your own (docs/containers.md, trust "
                               "model; a group the site trusts is listed in MODAK_TRUSTED_GROUPS)" % (self.script, why))

@@ -15,7 +15,7 @@ import fcntl
 import json
 import os
 
-from ansible_collections.sodalite.modak.plugins.module_utils import files
+from ansible_collections.sodalite.modak.plugins.module_utils import files, path_trust
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
 
 
@@ -35,7 +35,7 @@ def check_directory(directory, create=False):
     if fd is None:
         return
     try:
-        why = files.others_may_change(os.fstat(fd))
+        why = path_trust.others_may_change(os.fstat(fd))
     finally:
         os.close(fd)
     if why:
