@@ -4,7 +4,8 @@
 """Action plugin of sodalite.modak.container_recipe: the recipes are derived on the controller, the files go to
 the host.
 
-The DSL (dsl_file) is read and parsed on the controller, as ansible.builtin.template reads its src; only the
+The DSL (dsl_file) is read and parsed on the controller, found as ansible.builtin.template finds its src, then in
+the playbook's folder and the project directory (plugin_utils/controller_paths.py); only the
 recipe files go to the host (plugin_utils/remote_files.py: the output_file module places each, atomically, only
 when changed). With wheels, a directory of the host, the module runs on the host with the recipe specification
 derived here (its O(recipe)): it places the wheels there.
@@ -12,9 +13,6 @@ derived here (its O(recipe)): it places the wheels there.
 
 from __future__ import annotations
 
-import os
-
-from ansible.errors import AnsibleError
 from ansible.module_utils.basic import missing_required_lib
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
@@ -24,6 +22,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslIn
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries
 from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
 from ansible_collections.sodalite.modak.plugins.module_utils.tasks import container_recipe as task
+from ansible_collections.sodalite.modak.plugins.plugin_utils import controller_paths
 from ansible_collections.sodalite.modak.plugins.plugin_utils.remote_files import RemoteDir
 
 MODULE = "sodalite.modak.container_recipe"
@@ -61,8 +60,7 @@ class ActionModule(ActionBase):
             self._remove_tmp_path(self._connection._shell.tmpdir)
 
     def _load_file(self, path):
-        """A DSL file of the controller (decrypted when vault-encrypted): absolute, else relative to the working
-        directory, else found as template finds its src."""
+        """A DSL file of the controller (decrypted when vault-encrypted), found as controller_paths finds it."""
         return self._controller_file(path, dsl.load_file)
 
     def _load_site(self, path):
@@ -70,15 +68,10 @@ class ActionModule(ActionBase):
         return self._controller_file(path, lambda real: site_profile.load_file(real, path))
 
     def _controller_file(self, path, read):
-        """``read(real path)`` of a controller file: absolute, else relative to the working directory, else found
-        as template finds its src; decrypted when vault-encrypted."""
-        path = os.path.expanduser(path)
-        if not (os.path.isabs(path) or os.path.exists(path)):
-            try:
-                path = self._find_needle("files", path)
-            except AnsibleError:
-                pass
-        real = self._loader.get_real_file(path, decrypt=True)
+        """``read(real path)`` of a controller file, found as template finds its src, then in the playbook's folder
+        and the project directory (controller_paths); decrypted when vault-encrypted."""
+        local = controller_paths.to_read(self._loader, self._task.get_search_path(), path)
+        real = self._loader.get_real_file(local, decrypt=True)
         try:
             return read(real)
         finally:

@@ -3,8 +3,9 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Action plugin of sodalite.modak.optimise: the optimiser runs on the controller, the job script goes to the host.
 
-The DSL (dsl_file) and the catalog (catalog, else the collection's catalog/images.yaml) are read on the
-controller, as ansible.builtin.template reads its src; the registries and the build lookups are reached from
+The DSL (dsl_file), the catalog (catalog, else the collection's catalog/images.yaml) and the site profile (site)
+are read on the controller, found as ansible.builtin.template finds its src, then in the playbook's folder and the
+project directory (plugin_utils/controller_paths.py); the registries and the build lookups are reached from
 the controller. Only the job script goes to the host (plugin_utils/remote_files.py: the output_file module places
 it, atomically, only when changed; output_dir defaults to the DSL's target.work_dir, else ~/modak-jobs). With
 results_store, the records and the hardware class are the host's: the DSL and the catalog read here are handed
@@ -13,9 +14,6 @@ to the module, which then runs on the host.
 
 from __future__ import annotations
 
-import os
-
-from ansible.errors import AnsibleError
 from ansible.module_utils.basic import missing_required_lib
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
@@ -24,6 +22,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils import catalog, dsl
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid, ModakError
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries
 from ansible_collections.sodalite.modak.plugins.module_utils.tasks import optimise as task
+from ansible_collections.sodalite.modak.plugins.plugin_utils import controller_paths
 from ansible_collections.sodalite.modak.plugins.plugin_utils.remote_files import RemoteDir
 
 MODULE = "sodalite.modak.optimise"
@@ -71,20 +70,10 @@ class ActionModule(ActionBase):
         finally:
             self._remove_tmp_path(self._connection._shell.tmpdir)
 
-    def _local_path(self, path):
-        """A controller path: absolute, else relative to the working directory, else found as template finds
-        its src (the role's files/, the playbook's directory)."""
-        path = os.path.expanduser(path)
-        if os.path.isabs(path) or os.path.exists(path):
-            return path
-        try:
-            return self._find_needle("files", path)
-        except AnsibleError:
-            return path          # reading it names the missing file
-
     def _read(self, path, read):
         """``read(real path)`` of a controller file, decrypted when it is vault-encrypted."""
-        real = self._loader.get_real_file(self._local_path(path), decrypt=True)
+        local = controller_paths.to_read(self._loader, self._task.get_search_path(), path)
+        real = self._loader.get_real_file(local, decrypt=True)
         try:
             return read(real)
         finally:

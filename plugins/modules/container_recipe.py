@@ -32,7 +32,9 @@ options:
   dsl_file:
     description:
       - Path of a DSL document (JSON or YAML) on the controller, looked up like M(ansible.builtin.template)'s C(src)
-        (the working directory, then the role's C(files/) and the playbook's directory).
+        (the role's C(files/) and folder, the playbook's folder), then in the folder of the playbook given to
+        C(ansible-playbook), then in the project directory (the directory C(ansible-playbook) is started in, the
+        project's root under AWX and ansible-runner).
     type: path
   recipe:
     description:

@@ -30,9 +30,11 @@ options:
     type: dict
   dsl_file:
     description:
-      - Path of a DSL document in JSON or YAML on the controller, read like M(ansible.builtin.template)'s C(src) (
-        a relative path is looked up in the working directory, then in the role's C(files/) and the playbook's
-        directory; a vault-encrypted file is decrypted).
+      - Path of a DSL document in JSON or YAML on the controller, read like M(ansible.builtin.template)'s C(src). A
+        relative path is looked up in the role's C(files/) and folder and the playbook's folder, then in the folder
+        of the playbook given to C(ansible-playbook), then in the project directory (the directory
+        C(ansible-playbook) is started in, the project's root under AWX and ansible-runner); a missing file fails
+        the task naming every place looked at. A vault-encrypted file is decrypted.
       - Exactly one of O(dsl) and O(dsl_file) is required.
     type: path
   output_dir:

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 
 import pytest
 import services
+import yaml
 from helpers import ROOT
 
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import names
@@ -66,8 +68,34 @@ def quickstart(slurm, tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "VIRTUAL_ENV", "PYTHON"))}
     env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     with services.exclusive("modak-demo.ch"):
-        return subprocess.run(["bash", "-c", script], cwd=str(base), env=env, capture_output=True, text=True,
+        done = subprocess.run(["bash", "-c", script], cwd=str(base), env=env, capture_output=True, text=True,
                               timeout=3600, check=False)
+    yield done
+    drop_pulled_copies(env)
+
+
+def drop_pulled_copies(env):
+    """What the demo's jobs pulled under its registry's port (a new one each run): the image directory, and the
+    copies in Charliecloud's storage and podman's (1.3 GB each). The built images, the base and the build cache
+    stay; a run on a fresh machine does not keep the rest to its end."""
+    catalog = os.path.join(DEMO, "catalog.yaml")
+    hosts = set()
+    if os.path.exists(catalog):
+        with open(catalog, encoding="utf-8") as handle:
+            hosts = {image["uri"][len("docker://"):].split("/")[0] for image in yaml.safe_load(handle)["images"]
+                     if image["uri"].startswith("docker://127.0.0.1:")}
+    env = dict(env, CH_IMAGE_STORAGE="/var/tmp/modak-demo.ch", USER="root")
+    with services.exclusive("modak-demo.ch"):
+        listed = subprocess.run(["ch-image", "list"], env=env, capture_output=True, text=True, check=False).stdout
+        for ref in listed.split():
+            if ref.split("/")[0] in hosts:
+                subprocess.run(["ch-image", "delete", ref], env=env, capture_output=True, timeout=300, check=False)
+    listed = subprocess.run(["podman", "images", "--format", "{{.Repository}}:{{.Tag}}"], env=env,
+                            capture_output=True, text=True, check=False).stdout
+    for ref in listed.split():
+        if ref.split("/")[0] in hosts:
+            subprocess.run(["podman", "rmi", "--ignore", ref], env=env, capture_output=True, timeout=300, check=False)
+    shutil.rmtree(os.path.join(DEMO, "images"), ignore_errors=True)
 
 
 def test_the_quickstart_has_the_four_steps():

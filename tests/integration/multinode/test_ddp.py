@@ -117,7 +117,7 @@ ACCELERATE = "accelerate==1.15.0"      # as benchmarks/requirements-bench.txt pi
 
 
 @pytest.fixture(scope="module")
-def ddp_image(registry, tmp_path_factory):
+def ddp_image(registry, multinode, tmp_path_factory):
     """modak's PyTorch image from the example's recipe with Accelerate beside torch (opt_build.python_packages):
     base (scripts/base-image), wheels, Charliecloud build, push; returns the catalog file that names the pushed
     image, and the environment that reaches it."""
@@ -160,6 +160,11 @@ def ddp_image(registry, tmp_path_factory):
             # the Charliecloud job pulled the image under this run's registry port into the shared build storage:
             # remove that copy (1.3 GB each run; the registry's port differs every time)
             subprocess.run(["ch-image", "delete", "%s/modak/pytorch:2.13.0-cpu" % registry["host"]], env=env,
+                           capture_output=True, timeout=300, check=False)
+            # the image directory the Charliecloud jobs pulled into (the module's jobs share it)
+            shutil.rmtree(os.path.join(multinode.workdir, "images"), ignore_errors=True)
+            # and podman's copy, which the Podman run pulled
+            subprocess.run(["podman", "rmi", "--ignore", "%s/modak/pytorch:2.13.0-cpu" % registry["host"]], env=env,
                            capture_output=True, timeout=300, check=False)
 
 

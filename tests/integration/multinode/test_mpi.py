@@ -154,8 +154,11 @@ def mpi_images(multinode):
             run(["ch-image", "build", "--force", "-f", written["recipes"]["docker"], "-t", ref, context], env=env)
             run(["ch-convert", "-i", "ch-image", "-o", "dir", ref, directory + ".part"], env=env)
             os.rename(directory + ".part", directory)
+            # the jobs run the directory: the storage's copy (and its build cache's) is not kept to the run's end
+            run(["ch-image", "delete", ref], env=env)
         entry = dict(written["catalog_entry"], uri=uri)
         entries.append(entry)
+    run(["ch-image", "build-cache", "--gc"], env=env)    # what only the deleted images held
     catalog = os.path.join(SHARED, "mpi-catalog.yaml")
     with open(catalog + ".part", "w") as handle:
         yaml.safe_dump({"images": entries}, handle)
