@@ -38,7 +38,7 @@ TORCH_PIN = "torch==2.13.0"
 sys.path.insert(0, os.path.join(ROOT, "collections") if os.path.isdir(os.path.join(ROOT, "collections"))
                 else os.path.dirname(os.path.dirname(os.path.dirname(ROOT))))
 
-from ansible_collections.sodalite.modak.plugins.module_utils import jobspec  # noqa: E402
+from ansible_collections.sodalite.modak.plugins.module_utils import files, jobspec  # noqa: E402
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import store  # noqa: E402
 
 
@@ -176,9 +176,8 @@ def main(argv=None):
                                                 exclusive=args.exclusive)
         except (jobspec.JobSpecError, KeyError) as exc:
             p.error(str(exc).strip("'\""))
-        with open(args.array_job, "w") as handle:
-            handle.write(script.text)
-        os.chmod(args.array_job, 0o755)
+        # a fresh private file renamed over the path (a link there is replaced, never followed), as every job script
+        files.write_atomic(os.path.abspath(args.array_job), script.text, 0o700)
         print(json.dumps({"changed": True, "script": args.array_job, "elements": len(configs) * args.reps,
                           "warnings": warnings}))
         return 0

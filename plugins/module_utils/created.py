@@ -11,19 +11,14 @@ what its state records. A create never overwrites a file that is there and not r
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 
-from ansible_collections.sodalite.modak.plugins.module_utils import files
+from ansible_collections.sodalite.modak.plugins.module_utils import files, path_trust
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
 RECORD = "modak-created.json"
-
-
-def _digest(data):
-    return hashlib.sha256(data).hexdigest()
 
 
 def _read(directory, name):
@@ -32,21 +27,42 @@ def _read(directory, name):
     return files.read_regular(directory, name)
 
 
-def load(directory):
-    """The record of ``directory``: {"directory_created": bool, "files": {name: sha256}} (empty when none)."""
-    data = _read(directory, RECORD)
+def _load_fd(dir_fd, directory):
+    """The record of the directory ``dir_fd``. A record that is not a regular file of this user (or root) is
+    refused: in a directory that others may write (a sticky scratch directory), another user could otherwise list
+    the user's own files in a record of theirs and have a delete remove them."""
     record = {"directory_created": False, "files": {}}
-    if data is None:
-        return record
-    if data is files.NOT_REGULAR:
-        raise OutputError("refusing the record %s: it is not a regular file" % os.path.join(directory, RECORD))
+    fd, info = files.open_file(dir_fd, RECORD)
+    where = os.path.join(directory, RECORD)
+    if fd is None:
+        if files.kind(dir_fd, RECORD) is None:
+            return record
+        raise OutputError("refusing the record %s: it is not a regular file" % where)
+    try:
+        if info.st_uid not in (0, os.geteuid()) or info.st_nlink != 1:
+            raise OutputError("refusing the record %s: modak did not write it (it belongs to uid %d, or has other "
+                              "names)" % (where, info.st_uid))
+        data = files.read_fd(fd)
+    finally:
+        os.close(fd)
     try:
         found = json.loads(data.decode("utf-8"))
         record["directory_created"] = found.get("directory_created") is True
         record["files"] = {files.check_filename(k): str(v) for k, v in dict(found.get("files") or {}).items()}
     except (ValueError, AttributeError, TypeError, OutputError) as exc:
-        raise OutputError("cannot read the record %s: %s" % (os.path.join(directory, RECORD), exc))
+        raise OutputError("cannot read the record %s: %s" % (where, exc))
     return record
+
+
+def load(directory):
+    """The record of ``directory``: {"directory_created": bool, "files": {name: sha256}} (empty when none)."""
+    dir_fd = files.open_directory(directory)
+    if dir_fd is None:
+        return {"directory_created": False, "files": {}}
+    try:
+        return _load_fd(dir_fd, directory)
+    finally:
+        os.close(dir_fd)
 
 
 def foreign(directory, names):
@@ -72,16 +88,27 @@ def theirs(directory):
     return sorted(name for name in names if name != RECORD and name not in recorded)
 
 
-def record(directory, names, directory_created=False, check_mode=False):
+def record(directory, names, directory_created=False, check_mode=False, once=False):
     """Record ``names`` (files modak just wrote into ``directory``) with the hash of what they hold; True when
-    the record changed. ``directory_created``: modak made the directory (kept once recorded)."""
+    the record changed. ``directory_created``: modak made the directory (kept once recorded). ``once``: a name
+    recorded already keeps the hash it was recorded with (what modak wrote then, not what the file holds now)."""
     current = load(directory)
     entries = dict(current["files"])
-    for name in names:
-        data = _read(directory, files.check_filename(name))
-        if data is None or data is files.NOT_REGULAR:
-            continue
-        entries[name] = _digest(data)
+    dir_fd = files.open_directory(directory)
+    try:
+        for name in names:
+            if once and name in entries:
+                continue
+            fd, _info = (None, None) if dir_fd is None else files.open_file(dir_fd, files.check_filename(name))
+            if fd is None:
+                continue
+            try:
+                entries[name] = files.sha256_of(fd)
+            finally:
+                os.close(fd)
+    finally:
+        if dir_fd is not None:
+            os.close(dir_fd)
     made = current["directory_created"] or bool(directory_created)
     if entries == current["files"] and made == current["directory_created"]:
         return False
@@ -90,41 +117,80 @@ def record(directory, names, directory_created=False, check_mode=False):
     return True
 
 
+def make_directory(directory, check_mode=False):
+    """Make ``directory`` (0700, whatever the umask; its missing parents too, as ``files.place`` makes them) unless
+    it is there, in one step (mkdir: a directory made by someone else meanwhile is never taken for modak's); True
+    when this call made it. The directory, made or found, must be one that nobody else can change
+    (``path_trust.others_may_change``): a job script placed there is submitted by its path (OutputError otherwise)."""
+    parent, name = os.path.split(os.path.abspath(directory))
+    if not name:
+        raise OutputError("refusing to make the directory %s" % directory)
+    parent_fd = files.open_directory(parent, create=not check_mode)
+    if parent_fd is None:
+        return True                                   # check mode: the parent is missing, so is the directory
+    made = False
+    try:
+        if not check_mode:
+            try:
+                os.mkdir(name, 0o700, dir_fd=parent_fd)
+                made = True
+            except FileExistsError:
+                pass
+        elif files.kind(parent_fd, name) is None:
+            return True
+    finally:
+        os.close(parent_fd)
+    dir_fd = files.open_directory(directory)
+    if dir_fd is None:
+        raise OutputError("cannot open the directory %s: it was removed meanwhile" % directory)
+    try:
+        why = path_trust.others_may_change(os.fstat(dir_fd))
+    finally:
+        os.close(dir_fd)
+    if why:
+        raise OutputError("refusing the directory %s: %s, so they could replace what modak puts there before it is "
+                          "used (make it yours and closed to others, or choose another one; docs/containers.md)"
+                          % (directory, why))
+    return made
+
+
 def remove(directory, names=None, check_mode=False):
     """Remove what the record of ``directory`` lists (of ``names`` only, when given: several creates may share a
     directory, each deleting its own) and still holds what modak wrote, then the record once it lists nothing, and
-    the directory when modak made it and nothing else is left; (removed paths, kept paths)."""
-    if not os.path.isdir(directory):
+    the directory when modak made it and nothing else is left; (removed paths, kept paths). Everything is done from
+    one descriptor of the directory, opened once (``files.remove_if_holds``), never through its path again."""
+    dir_fd = files.open_directory(directory)
+    if dir_fd is None:
         return [], []
-    current = load(directory)
+    try:
+        return _remove(dir_fd, directory, names, check_mode)
+    finally:
+        os.close(dir_fd)
+
+
+def _remove(dir_fd, directory, names, check_mode):
+    current = _load_fd(dir_fd, directory)
     removed, kept = [], []
     chosen = current["files"] if names is None else dict(
         (name, digest) for name, digest in current["files"].items() if name in names)
     for name, digest in sorted(chosen.items()):
-        data = _read(directory, name)
-        path = os.path.join(directory, name)
-        if data is None:
-            continue
-        if data is files.NOT_REGULAR or _digest(data) != digest:
-            kept.append(path)
-            continue
-        if not check_mode:
-            os.unlink(path)
-        removed.append(path)
+        outcome = files.remove_if_holds(dir_fd, name, digest, check_mode)
+        if outcome == files.REMOVED:
+            removed.append(os.path.join(directory, name))
+        elif outcome == files.KEPT:
+            kept.append(os.path.join(directory, name))
     # what the record keeps: the files of the other creates (a kept, edited file is no longer what modak wrote)
     left_recorded = dict((name, digest) for name, digest in current["files"].items() if name not in chosen)
     if left_recorded and left_recorded != current["files"]:      # another create's files stay recorded
         text = json.dumps({"directory_created": current["directory_created"], "files": left_recorded}, indent=1,
                           sort_keys=True) + "\n"
         files.place(directory, RECORD, text, 0o600, check_mode)
-    elif not left_recorded and _read(directory, RECORD) is not None:
+    elif not left_recorded and files.kind(dir_fd, RECORD) is not None:
         if not check_mode:
-            os.unlink(os.path.join(directory, RECORD))
+            os.unlink(RECORD, dir_fd=dir_fd)            # checked by _load_fd: a regular file of this user's
         removed.append(os.path.join(directory, RECORD))
-    if current["directory_created"] and not kept:
-        left = set(os.listdir(directory)) - set(os.path.basename(p) for p in removed)
-        if not left:
-            if not check_mode:
-                os.rmdir(directory)
+    if current["directory_created"] and not kept and not left_recorded:
+        left = set(os.listdir(dir_fd)) - set(os.path.basename(p) for p in removed)
+        if not left and (check_mode or files.remove_directory_if_empty(directory, dir_fd)):
             removed.append(directory)
     return removed, kept

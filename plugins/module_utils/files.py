@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import binascii
 import errno
+import hashlib
 import os
 import re
 import stat
@@ -106,7 +107,7 @@ def _may_follow(dir_fd, name):
         name, dir_fd=dir_fd, follow_symlinks=False).st_uid in (0, os.geteuid())
 
 
-def _open_file(dir_fd, name):
+def open_file(dir_fd, name):
     """A read descriptor of the regular file ``name`` in ``dir_fd`` and its fstat, opened without following a link
     and without blocking (a FIFO); (None, None) when there is no regular file there."""
     try:
@@ -130,12 +131,13 @@ def open_regular(path):
     if dir_fd is None:
         return None, None
     try:
-        return _open_file(dir_fd, name)
+        return open_file(dir_fd, name)
     finally:
         os.close(dir_fd)
 
 
-def _read_fd(fd):
+def read_fd(fd):
+    """What the descriptor ``fd`` holds from where it stands."""
     chunks = []
     while True:
         chunk = os.read(fd, 1 << 16)
@@ -144,8 +146,9 @@ def _read_fd(fd):
         chunks.append(chunk)
 
 
-def _kind(dir_fd, name):
-    """What is at ``name``: None (nothing), 'directory' (one, or a link to one), 'other' (anything else)."""
+def kind(dir_fd, name):
+    """What is at ``name`` of the directory ``dir_fd``: None (nothing), 'directory' (one, or a link to one),
+    'other' (anything else)."""
     try:
         info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
@@ -166,7 +169,7 @@ def _opened(directory, name, check_mode):
     directory, or a link to one, at the path (OutputError)."""
     path = os.path.join(os.path.abspath(directory), name)
     dir_fd = open_directory(directory, create=not check_mode)
-    if dir_fd is not None and _kind(dir_fd, name) == "directory":
+    if dir_fd is not None and kind(dir_fd, name) == "directory":
         os.close(dir_fd)
         raise OutputError("refusing to write %s: it is a directory or a link to one" % path)
     return dir_fd, path
@@ -187,10 +190,10 @@ def place(directory, name, content, mode, check_mode=False):
     if dir_fd is None:
         return CHANGED
     try:
-        fd, info = _open_file(dir_fd, name)
+        fd, info = open_file(dir_fd, name)
         if fd is not None:
             try:
-                if _read_fd(fd) == data and info.st_uid == os.geteuid() and info.st_nlink == 1:
+                if read_fd(fd) == data and info.st_uid == os.geteuid() and info.st_nlink == 1:
                     if stat.S_IMODE(info.st_mode) == mode:
                         return SAME
                     if not check_mode:
@@ -237,12 +240,12 @@ def place_from(directory, name, source, mode, check_mode=False):
     check_filename(name)
     src_dir, src_name = os.path.split(os.path.abspath(source))
     src_dir_fd = open_directory(src_dir)
-    if src_dir_fd is None or _kind(src_dir_fd, src_name) is None:
+    if src_dir_fd is None or kind(src_dir_fd, src_name) is None:
         if src_dir_fd is not None:
             os.close(src_dir_fd)
         return None
     try:
-        fd, _info = _open_file(src_dir_fd, src_name)
+        fd, _info = open_file(src_dir_fd, src_name)
     finally:
         os.close(src_dir_fd)
     if fd is None:
@@ -332,13 +335,13 @@ def _current(directory, name):
     if dir_fd is None:
         return None
     try:
-        if _kind(dir_fd, name) is None:
+        if kind(dir_fd, name) is None:
             return None
-        fd, _info = _open_file(dir_fd, name)
+        fd, _info = open_file(dir_fd, name)
         if fd is None:
             return NOT_REGULAR
         try:
-            return _read_fd(fd)
+            return read_fd(fd)
         finally:
             os.close(fd)
     finally:
@@ -349,6 +352,66 @@ def read_regular(directory, name):
     """The bytes of the regular file ``name`` of ``directory``, read without following a link or blocking; None
     when nothing is there, NOT_REGULAR when something else than a regular file is."""
     return _current(directory, name)
+
+
+def sha256_of(fd):
+    """The SHA-256 (hex) of what the descriptor ``fd`` holds from its start, read in chunks."""
+    digest = hashlib.sha256()
+    os.lseek(fd, 0, os.SEEK_SET)
+    for chunk in iter(lambda: os.read(fd, 1 << 20), b""):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+REMOVED, KEPT = "removed", "kept"
+
+
+def remove_if_holds(dir_fd, name, sha256, check_mode=False):
+    """Remove the file ``name`` of the directory ``dir_fd`` when it is a regular file of this user (or root) that
+    holds what hashes to ``sha256``: REMOVED, KEPT (anything else is there: other content, another owner, a link,
+    a directory) or None (nothing is there). The file is opened once without following a link and hashed from
+    that descriptor, and the name is removed from that same directory (never through a path whose directories may
+    have changed since) only while it still names the file hashed."""
+    check_filename(name)
+    fd, info = open_file(dir_fd, name)
+    if fd is None:
+        return None if kind(dir_fd, name) is None else KEPT
+    try:
+        if info.st_uid not in (0, os.geteuid()) or sha256_of(fd) != sha256:
+            return KEPT
+    finally:
+        os.close(fd)
+    if not check_mode:
+        now = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        if (now.st_dev, now.st_ino) != (info.st_dev, info.st_ino):
+            return KEPT
+        os.unlink(name, dir_fd=dir_fd)
+    return REMOVED
+
+
+def remove_directory_if_empty(directory, dir_fd, check_mode=False):
+    """Remove ``directory`` (whose descriptor is ``dir_fd``) when it is empty, from a descriptor of its parent and
+    only while its name there still names that directory; True when it was removed (or would be)."""
+    parent, name = os.path.split(os.path.abspath(directory))
+    if not name or os.listdir(dir_fd):
+        return False
+    parent_fd = open_directory(parent)
+    if parent_fd is None:
+        return False
+    try:
+        mine, there = os.fstat(dir_fd), os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+        if (mine.st_dev, mine.st_ino) != (there.st_dev, there.st_ino):
+            return False
+        if not check_mode:
+            try:
+                os.rmdir(name, dir_fd=parent_fd)       # fails when something was put there meanwhile
+            except OSError as exc:
+                if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                    return False
+                raise
+        return True
+    finally:
+        os.close(parent_fd)
 
 
 def _text(data):

@@ -112,10 +112,16 @@ def prune(output_dir, manifest, found, check_mode=False):
     """Remove the strays ``found`` that the manifest lists and that still hold what modak wrote (one edited by
     hand since stays); the removed names."""
     removed = []
-    for name, _why, ours in found:
-        if not ours or name not in manifest or edited(output_dir, manifest, name):
-            continue
-        if not check_mode:
-            os.unlink(os.path.join(output_dir, files.check_filename(name)))
-        removed.append(name)
+    dir_fd = files.open_directory(output_dir)
+    if dir_fd is None:
+        return removed
+    try:
+        for name, _why, ours in found:
+            if not ours or name not in manifest:
+                continue
+            # checked and removed from one descriptor of the directory, while the name holds what modak wrote
+            if files.remove_if_holds(dir_fd, name, manifest[name]["sha256"], check_mode) == files.REMOVED:
+                removed.append(name)
+    finally:
+        os.close(dir_fd)
     return removed

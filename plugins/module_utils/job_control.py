@@ -17,10 +17,10 @@ import time
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from ansible_collections.sodalite.modak.plugins.module_utils import ledger, tail
+from ansible_collections.sodalite.modak.plugins.module_utils import ledger, path_trust, tail
 from ansible_collections.sodalite.modak.plugins.module_utils.commands import ProcessRunner
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import (
-    SchedulerTimeout, SubmitError)
+    OutputError, SchedulerTimeout, SubmitError)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.local import STATE_DIR
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import digest
@@ -168,7 +168,7 @@ class Job(object):
                        "reason": None, "expected_start": None,
                        "stdout_path": None, "stderr_path": None, "elapsed": None, "cmd": [],
                        "scheduler": self.scheduler, "job_name": self.name, "chdir": self.chdir,
-                       "restarts": None, "restarts_from": None, "nodes": None}
+                       "restarts": None, "restarts_from": None, "nodes": None, "state_files": []}
         self.history = []     # every status read, for the job's runs between requeues (segments_of)
 
     # -- the ledger ---------------------------------------------------------------------------------
@@ -181,6 +181,14 @@ class Job(object):
     def _remember(self, job_id):
         ledger.record(self._ledger_path(), "%s/%s" % (self.scheduler, self.name),
                       {"job_id": job_id, "digest": self.digest, "script": self.script, "submitted": int(time.time())})
+
+    def _trust_state_dir(self, create=False):
+        """Refuse a state directory that others may change (ledger.check_directory), before anything is read from
+        or written into it; ``create`` makes it (0700) when missing."""
+        try:
+            ledger.check_directory(os.path.join(self.chdir, STATE_DIR), create and not self.req.check_mode)
+        except OutputError as exc:
+            raise SubmitError(str(exc))
 
     def _claim(self):
         """The ledger's lock, held from the 'already there?' check until the submission is recorded."""
@@ -199,8 +207,17 @@ class Job(object):
                            stdout_path=status.stdout_path, stderr_path=status.stderr_path, elapsed=status.elapsed,
                            restarts=status.restarts, restarts_from=status.restarts_from, nodes=status.nodes)
         self.result.update(why(status))
+        self.result["state_files"] = self._state_files(status.job_id)
         self.history.append(poll_of(self.result))
         return status
+
+    def _state_files(self, job_id):
+        """The names of the files batch_job keeps in ``<chdir>/.modak`` that this job's submission and queries
+        wrote and that are there (its ledger and lock, the backend's files of the job): what a TOSCA create records
+        as modak's, so that its delete removes them and nothing else."""
+        names = [LEDGER, LEDGER + ".lock"] + list(self.backend.state_files(job_id))
+        state_dir = os.path.join(self.chdir, STATE_DIR)
+        return [name for name in names if os.path.isfile(os.path.join(state_dir, name))]
 
     def existing(self):
         """The job id of the same job (name and content) that must not be submitted again, or None."""
@@ -254,6 +271,12 @@ class Job(object):
     def submitted(self):
         if not self.script:
             raise SubmitError("script is required with state=submitted")
+        # the scheduler reads the script by its path: nobody else may change it or swap it before then
+        why = path_trust.others_may_swap(self.script)
+        if why:
+            raise SubmitError("refusing to submit %s: %s; use a directory of your own (docs/containers.md, trust "
+                              "model; a group the site trusts is listed in MODAK_TRUSTED_GROUPS)" % (self.script, why))
+        self._trust_state_dir(create=True)
         with self._claim():
             status = self._submit_once()
         if status is None:   # check mode
@@ -279,6 +302,7 @@ class Job(object):
         """The state of job ``job_id`` and the last lines of its output; changes nothing, never submits."""
         if not self.req.job_id:
             raise SubmitError("job_id is required with state=query")
+        self._trust_state_dir()
         status = self._status(self.req.job_id)
         self.result["stdout_tail"] = tail.last_lines(status.stdout_path, OUTPUT_TAIL_LINES)
         self.result["msg"] = "job %s is %s" % (status.job_id, status.state)
@@ -290,6 +314,7 @@ class Job(object):
         submission's wait); fails as ``query`` does when the job ended badly. The modak command's status."""
         if not self.req.job_id:
             raise SubmitError("job_id is required to follow a job")
+        self._trust_state_dir()
         status = self._status(self.req.job_id)
         if self.req.wait:
             status = self.follow(status)
@@ -321,6 +346,7 @@ class Job(object):
         return status
 
     def absent(self):
+        self._trust_state_dir()
         job_id = self.req.job_id
         if not job_id and self.script:
             job_id = self.backend.find_active(self.name, self.digest) or self._recorded()

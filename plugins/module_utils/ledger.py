@@ -15,8 +15,32 @@ import fcntl
 import json
 import os
 
-from ansible_collections.sodalite.modak.plugins.module_utils import files
+from ansible_collections.sodalite.modak.plugins.module_utils import files, path_trust
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
+
+
+def check_directory(directory, create=False):
+    """Refuse batch_job's state directory ``directory`` (``<chdir>/.modak``) when someone else than the user and
+    root may change it (OutputError): its files are written by their names (a local job's pid and exit status) and
+    trusted (the ledger says which job is the same job), so in a shared work directory (a 1777 scratch directory)
+    a ``.modak`` that another user made first, or a link they put there, would have the user write through their
+    links and read their forgeries. ``create``: made (0700) when missing. Nothing happens when it is missing
+    otherwise, or when the work directory cannot hold it (read-only)."""
+    try:
+        fd = files.open_directory(directory, create=create)
+    except PermissionError:
+        return
+    except OutputError as exc:
+        raise OutputError("refusing batch_job's state directory %s: %s" % (directory, exc))
+    if fd is None:
+        return
+    try:
+        why = path_trust.others_may_change(os.fstat(fd))
+    finally:
+        os.close(fd)
+    if why:
+        raise OutputError("refusing batch_job's state directory %s: %s; it must be the user's and closed to others "
+                          "(remove it, or chmod go-w it when it is yours)" % (directory, why))
 
 
 @contextlib.contextmanager

@@ -199,6 +199,15 @@ def entry_from_labels(labels, uri, default_name):
     return entry
 
 
+def _sent_to(url):
+    """(scheme, host) that requests sends a request for ``url`` to, lower case; (None, None) when it cannot."""
+    try:
+        sent = requests.compat.urlsplit(requests.Request("GET", url).prepare().url)
+        return (sent.scheme or "").lower() or None, sent.hostname
+    except (ValueError, requests.exceptions.RequestException):
+        return None, None
+
+
 class Registry(object):
     """A minimal Distribution v2 client (GET, and the token service's POST for an identity token).
 
@@ -265,12 +274,12 @@ class Registry(object):
 
     def _may_send_credentials(self, realm):
         """Credentials go to a token service over https, or over http only on the registry's own host (the one
-        the operator named, any port): a registry cannot have them sent in clear text to another host."""
-        scheme, _sep, rest = realm.partition("://")
-        if scheme.lower() == "https":
-            return True
-        host = re.sub(r":\d+\Z", "", rest.split("/", 1)[0].rpartition("@")[2]).lower()
-        return scheme.lower() == "http" and host == re.sub(r":\d+\Z", "", self.host).lower()
+        the operator named, any port): a registry cannot have them sent in clear text to another host. Both URLs
+        are read as the request is sent: prepared by requests (which parses the host with urllib3) and read back,
+        so that a realm whose text names the registry's host after its own (``http://other?@registry/``,
+        ``http://other\\@registry/``) is taken for the host it goes to."""
+        scheme, host = _sent_to(realm)
+        return scheme == "https" or (scheme == "http" and host is not None and host == _sent_to(self.url)[1])
 
     def _fetch_token(self, challenge):
         params = dict(_CHALLENGE.findall(challenge))

@@ -56,6 +56,11 @@ options:
     description:
       - A file on the host that the task writes to; its last line is shown at each poll.
     type: path
+  log_lines:
+    description:
+      - How many last lines of O(log) RV(log_tail) holds (1 to 200); a progress line shows the last one.
+    type: int
+    default: 3
   label:
     description:
       - What is waited for, as the progress lines name it.
@@ -112,7 +117,8 @@ polls:
   sample: [{state: RUNNING, waited: 10}, {state: FINISHED, waited: 20}]
 log_tail:
   description:
-    - The last lines (at most 3) of O(log) at the last poll; empty without O(log) or when it cannot be read.
+    - The last lines (at most O(log_lines)) of O(log) at the last poll, read as a regular file reached without
+      following a link (C(plugins/module_utils/tail.py)); empty without O(log) or when it cannot be read.
   returned: always
   type: list
   elements: str
@@ -136,17 +142,19 @@ from ansible_collections.sodalite.modak.plugins.module_utils.tail import last_li
 ARGUMENT_SPEC = dict(
     jid=dict(type="str", required=True),
     log=dict(type="path"),
+    log_lines=dict(type="int", default=3),
     label=dict(type="str"),
     timeout=dict(type="int", default=3600),
     poll_interval=dict(type="float", default=10),
 )
-LOG_LINES = 3
+MAX_LOG_LINES = 200
 
 
 def main():
     """On the host: the end of the log (the action plugin polls the task itself)."""
     module = AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True)
-    module.exit_json(changed=False, log_tail=last_lines(module.params["log"], LOG_LINES))
+    count = min(max(1, module.params["log_lines"]), MAX_LOG_LINES)
+    module.exit_json(changed=False, log_tail=last_lines(module.params["log"], count, max_bytes=max(4096, 256 * count)))
 
 
 if __name__ == "__main__":

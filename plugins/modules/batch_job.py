@@ -359,6 +359,15 @@ chdir:
   returned: always
   type: str
   sample: /scratch/alice/jobs
+state_files:
+  description:
+    - The names of the files batch_job keeps for this job in C(<chdir>/.modak) that are there (the ledger and its
+      lock, and a local job's C(<id>.pid), C(<id>.rc) and C(<id>.cancelled)); the TOSCA BatchJob records them as
+      modak's (M(sodalite.modak.created_files)) so that its delete removes them and nothing else.
+  returned: when a job's state was read
+  type: list
+  elements: str
+  sample: [jobs.json, jobs.json.lock, 4242.pid, 4242.rc]
 job_name:
   description: The job's name (from the directives, the extra arguments, or the script's file name).
   returned: always

@@ -18,7 +18,8 @@ description:
     what their create wrote, and their delete removes only that.
   - O(state=check) fails when one of O(names) is in O(path) and is not recorded, a file modak did not create that
     a create must not overwrite; it lists in RV(theirs) what O(path) holds that modak did not create.
-  - O(state=present) records O(names).
+  - O(state=present) records O(names); with O(make_directory), it first makes O(path) (0700) unless it is there,
+    in one step, and records whether it made it.
   - O(state=absent) removes the recorded files of O(names) (every recorded file when O(names) is empty) that still
     hold what modak wrote (an edited one stays, and is listed in RV(kept)), the record once it lists nothing else
     (another create's files in a shared directory stay recorded), and the directory when modak made it and nothing
@@ -39,6 +40,23 @@ options:
     type: str
   directory_created:
     description: With O(state=present), modak made O(path) (then O(state=absent) removes it when it is empty).
+    type: bool
+    default: false
+  once:
+    description:
+      - With O(state=present), a name recorded already keeps the hash it was recorded with, so that a file modak
+        wrote once (a job's output, recorded by the task that saw the job end) and that was changed since is not
+        taken for modak's by a later task.
+    type: bool
+    default: false
+  make_directory:
+    description:
+      - With O(state=present), make O(path) (0700 whatever the umask, its missing parents too) unless it is there,
+        and record that modak made it when this task did (a directory that someone else made meanwhile is never
+        taken for modak's).
+      - O(path), made or found, must be the user's (or root's) and closed to others (written by others only with
+        the sticky bit or by a trusted group, as docs/containers.md says for image directories), since a job script
+        placed there is submitted by its path; otherwise the task fails.
     type: bool
     default: false
   state:
@@ -70,6 +88,12 @@ EXAMPLES = r"""
     names: [job.dsl.yaml]
     state: check
 
+- name: Make the job directory unless it is there, and record whether this task made it
+  sodalite.modak.created_files:
+    path: /scratch/alice/train
+    make_directory: true
+  register: made
+
 - name: Remove what modak created in out, and nothing else
   sodalite.modak.created_files:
     path: out
@@ -89,6 +113,11 @@ kept:
   type: list
   elements: str
   sample: []
+directory_created:
+  description: Whether the record of O(path) says that modak made it (O(state=present)).
+  returned: always
+  type: bool
+  sample: true
 theirs:
   description: The names in O(path) that modak did not create (O(state=check)).
   returned: always
@@ -108,6 +137,8 @@ ARGUMENT_SPEC = dict(
     path=dict(type="path", required=True),
     names=dict(type="list", elements="str", default=[]),
     directory_created=dict(type="bool", default=False),
+    make_directory=dict(type="bool", default=False),
+    once=dict(type="bool", default=False),
     job_name=dict(type="str"),
     state=dict(type="str", choices=["check", "present", "absent"], default="present"),
 )
@@ -122,13 +153,19 @@ def run(params, check_mode):
         if theirs:
             msg = "refusing to overwrite %s in %s: modak did not create it (move it away, or choose another job " \
                   "name)" % (", ".join(theirs), directory)
-            return dict(failed=True, removed=[], kept=[], theirs=created.theirs(directory), msg=msg)
-        return dict(changed=False, removed=[], kept=[], theirs=created.theirs(directory))
+            return dict(failed=True, removed=[], kept=[], theirs=created.theirs(directory), msg=msg,
+                        directory_created=False)
+        return dict(changed=False, removed=[], kept=[], theirs=created.theirs(directory), directory_created=False)
     if params["state"] == "present":
-        changed = created.record(directory, params["names"], params["directory_created"], check_mode)
-        return dict(changed=changed, removed=[], kept=[], theirs=[])
+        made = params.get("make_directory") and created.make_directory(directory, check_mode)
+        if made and check_mode:
+            return dict(changed=True, removed=[], kept=[], theirs=[], directory_created=True)
+        changed = created.record(directory, params["names"], params["directory_created"] or made, check_mode,
+                                 once=params.get("once", False))
+        return dict(changed=changed or bool(made), removed=[], kept=[], theirs=[],
+                    directory_created=created.load(directory)["directory_created"] or bool(made))
     removed, kept = created.remove(directory, params["names"] or None, check_mode)
-    return dict(changed=bool(removed), removed=removed, kept=kept, theirs=[])
+    return dict(changed=bool(removed), removed=removed, kept=kept, theirs=[], directory_created=False)
 
 
 def main():

@@ -87,3 +87,43 @@ def test_an_anonymous_token_may_come_from_another_host(servers):
     state["realm"] = "http://localhost:%d/token" % token.server_address[1]
     client = oci_catalog.Registry("http://127.0.0.1:%d" % registry.server_address[1], timeout=5)
     assert client.repositories() == ["a"] and seen == [""]
+
+
+def recording_server(seen):
+    """A token service that records the Authorization header of every request, whatever its path."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            seen.append(self.headers.get("Authorization") or "")
+            data = json.dumps({"token": "t0k"}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return serve(Handler)
+
+
+@pytest.mark.parametrize("realm", ["http://localhost:%d?@127.0.0.1/token", "http://localhost:%d#@127.0.0.1/token",
+                                   "http://localhost:%d\\@127.0.0.1/token", "http://localhost:%d/@127.0.0.1/token"])
+def test_a_realm_that_names_the_registrys_host_after_its_own_still_gets_no_credentials(servers, realm):
+    """The host was read from the realm with a split of the text, and the request went where requests (urllib3)
+    reads the host: ``http://localhost:P?@127.0.0.1/`` passed as the registry's own host, and the credentials went
+    in clear text to localhost. Now the realm's host is read by the parser that sends the request."""
+    registry, _token, state, _seen = servers
+    seen = []
+    other = recording_server(seen)
+    try:
+        state["realm"] = realm % other.server_address[1]
+        client = oci_catalog.Registry("http://127.0.0.1:%d" % registry.server_address[1], "modak", SECRET, timeout=5)
+        with pytest.raises(oci_catalog.RegistryError) as err:
+            client.repositories()
+        assert SECRET not in str(err.value)
+        assert not [auth for auth in seen if auth.startswith("Basic")]
+    finally:
+        other.shutdown()
+        other.server_close()

@@ -104,3 +104,105 @@ def test_placing_the_script_keeps_the_mode_of_an_existing_work_directory(tmp_pat
     work.chmod(mode)
     files.place(str(work), "job.sbatch", "#!/bin/bash\n", 0o755)
     assert work.stat().st_mode & 0o7777 == mode and (work / "job.sbatch").exists()
+
+
+def test_the_benchmark_roles_work_directory_is_private_when_made_and_kept_otherwise():
+    """The benchmark role created its work directory 0755 (and set 0755 on an existing one) and its plan 0644. Now no
+    task of the role sets a directory's mode: the plan's placement (sodalite.modak.output_file) makes the directory
+    0700 when missing and leaves an existing one as it is; every file mode the role sets is 0600 or 0700."""
+    tasks = list(_tasks(_load("roles/benchmark/tasks/main.yml")))
+    for task in tasks:
+        for module in ("ansible.builtin.file", "file"):
+            assert "state" not in (task.get(module) or {}), task["name"]
+    modes = [task[module]["mode"] for task in tasks for module in task
+             if isinstance(task[module], dict) and "mode" in task[module]]
+    assert modes and set(modes) <= {"0600", "0700"}, modes
+    plan = next(t["sodalite.modak.output_file"] for t in tasks if "sodalite.modak.output_file" in t)
+    assert plan["output_dir"] == "{{ benchmark_dir }}" and plan["name"] == "configs.json"
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o000])
+def test_the_plans_placement_makes_a_missing_work_directory_private(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        files.place(str(tmp_path / "out" / "benchmark"), "configs.json", "[]\n", 0o600)
+    finally:
+        os.umask(old)
+    assert (tmp_path / "out" / "benchmark").stat().st_mode & 0o7777 == 0o700
+
+
+def test_the_array_job_script_is_private_and_replaces_a_link(tmp_path):
+    """benchmarks/runner.py wrote the job-array script through a link at its path (open, then chmod 0755 by the
+    path); now it is a fresh 0700 file renamed over the path."""
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep\n")
+    target.chmod(0o600)
+    work = tmp_path / "work"
+    work.mkdir(mode=0o700)
+    (work / "configs.json").write_text('[{"threads": 1}]\n')
+    os.symlink(str(target), str(work / "benchmark-array.sh"))
+    done = subprocess.run([os.path.join(ROOT, ".venv", "bin", "python"), os.path.join(ROOT, "benchmarks", "runner.py"),
+                           "--store", str(tmp_path / "bench.sqlite"), "--configs-file", str(work / "configs.json"),
+                           "--reps", "1", "--array-job", str(work / "benchmark-array.sh"), "--scheduler", "slurm"],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert target.read_text() == "keep\n" and target.stat().st_mode & 0o777 == 0o600
+    script = work / "benchmark-array.sh"
+    assert not script.is_symlink() and script.stat().st_mode & 0o777 == 0o700
+
+
+def _reads_of_the_log(task, log_var):
+    """True when the task runs a command or reads a file by the log's name (what follows a link at that name)."""
+    for module in ("ansible.builtin.command", "ansible.builtin.shell", "ansible.builtin.slurp",
+                   "ansible.builtin.fetch"):
+        if module in task and log_var in str(task[module]):
+            return True
+    return False
+
+
+def test_the_build_log_is_read_only_through_the_wait_that_never_follows_a_link():
+    """container_build read the build log with tail(1) by its name, after the build and in the rescue: another member
+    of the directory's group who replaced the log with a link to a file of the playbook's user had its lines shown
+    in the play's output. Now the log's end is the wait's own (async_wait's log_tail, tail.last_lines: a regular
+    file reached without following a link), 40 lines of it."""
+    tasks = list(_tasks(_load("roles/container_build/tasks/local.yml")))
+    building = [t for t in tasks if t.get("name", "").startswith("Build asynchronously")]
+    assert [t for t in tasks if _reads_of_the_log(t, "container_build_log")] == building   # the build writes it
+    wait = next(t["sodalite.modak.async_wait"] for t in tasks if "sodalite.modak.async_wait" in t)
+    assert wait["log"] == "{{ container_build_log }}" and wait["log_lines"] >= 15
+
+
+def test_the_wait_reads_as_many_lines_as_asked_and_nothing_through_a_link(tmp_path, capsys, monkeypatch):
+    import json                                               # pylint: disable=import-outside-toplevel
+    from ansible.module_utils import basic                  # pylint: disable=import-outside-toplevel
+    from ansible.module_utils.common.text.converters import to_bytes    # pylint: disable=import-outside-toplevel
+    from ansible_collections.sodalite.modak.plugins.modules import async_wait    # pylint: disable=import-outside-toplevel
+
+    def tail(log, lines):
+        args = {"jid": "j1", "log": log, "log_lines": lines}
+        monkeypatch.setattr(basic, "_ANSIBLE_ARGS", to_bytes(json.dumps({"ANSIBLE_MODULE_ARGS": args})))
+        monkeypatch.setattr(basic, "_ANSIBLE_PROFILE", "legacy", raising=False)
+        with pytest.raises(SystemExit):
+            async_wait.main()
+        return json.loads(capsys.readouterr().out)["log_tail"]
+
+    log = tmp_path / "x.build.log"
+    log.write_text("".join("STEP %d/60: RUN make\n" % n for n in range(1, 61)))
+    assert tail(str(log), 40) == ["STEP %d/60: RUN make" % n for n in range(21, 61)]
+    secret = tmp_path / "secret"
+    secret.write_text("token=s3cr3t\n")
+    log.unlink()
+    os.symlink(str(secret), str(log))
+    assert tail(str(log), 40) == []
+
+
+def test_the_jobs_logs_are_read_from_copies_that_never_follow_a_link():
+    """optimised_job's rescue read the build and staging jobs' logs with slurp by their names (slurp follows a
+    link: a member of a shared work directory's group could have it show a file of the user's). Now each log is
+    copied by sodalite.modak.output_file (opened once, its directories one component at a time, the file without
+    following a link) into a private directory, and the copy is read."""
+    tasks = list(_tasks(_load("roles/optimised_job/tasks/main.yml")))
+    slurps = [t["ansible.builtin.slurp"]["src"] for t in tasks if "ansible.builtin.slurp" in t]
+    assert slurps and all(src.startswith("{{ optimised_job_log_copies.path }}/") for src in slurps), slurps
+    copy = next(t for t in tasks if "optimised_job_log_copies.path" in str(t.get("sodalite.modak.output_file")))
+    assert copy["sodalite.modak.output_file"]["source"] == "{{ item.value }}"

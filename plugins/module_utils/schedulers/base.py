@@ -319,5 +319,11 @@ class Scheduler(object):
         """A queued or running job with this name and content (digest), or None when the scheduler cannot tell."""
         return None
 
+    @classmethod
+    def state_files(cls, job_id):
+        """The names of the files this backend keeps for job ``job_id`` in batch_job's state directory
+        (``<chdir>/.modak``), beside the ledger; none by default."""
+        return []
+
     def check(self, script_text, extra_args=()):
         """Refuse a script or arguments that would break submission rules (raises SubmitError); none by default."""

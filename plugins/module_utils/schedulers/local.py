@@ -198,6 +198,10 @@ class Local(Scheduler):
         base = os.path.basename(script_path)
         return base.rsplit(".", 1)[0] if "." in base[1:] else base
 
+    @classmethod
+    def state_files(cls, job_id):
+        return ["%s.%s" % (job_id, suffix) for suffix in ("pid", "rc", "cancelled")]
+
     def _file(self, job_id, suffix):
         return os.path.join(self.state_dir, "%s.%s" % (job_id, suffix))
 

@@ -1,6 +1,7 @@
-"""The BatchJob's delete removes only what its create made: the create and delete playbooks run by the real
-ansible-playbook with the local scheduler, around a job directory that exists before (a job named ``data`` next
-to a user's ``data/thesis.tex``) and one that does not."""
+"""The BatchJob's delete removes only what its create made (recorded in modak-created.json as it made it): the
+create and delete playbooks run by the real ansible-playbook with the local scheduler, around a job directory that
+exists before (a job named ``data`` next to a user's ``data/thesis.tex``), one that does not, and one where the
+application leaves a file of its own."""
 
 from __future__ import annotations
 
@@ -26,9 +27,9 @@ def _play(name, variables):
     return json.loads(found[-1]) if found else {}
 
 
-def _deploy_and_undeploy(tmp_path, name):
+def _deploy_and_undeploy(tmp_path, name, body=""):
     script = tmp_path / ("%s.sh" % name)
-    script.write_text("#!/bin/bash\n# modak: local run of job %s\necho done\n" % name)
+    script.write_text("#!/bin/bash\n# modak: local run of job %s\necho done\n%s" % (name, body))
     work = tmp_path / "work"
     stats = _play("submit.yml", {"job_script": str(script), "scheduler": "local", "work_dir": str(work),
                                  "submit": "always", "wait": True, "wait_timeout": 60, "poll_interval": 1,
@@ -54,3 +55,11 @@ def test_delete_removes_the_directory_create_made(tmp_path):
     job_dir, stats = _deploy_and_undeploy(tmp_path, "fresh")
     assert stats["created_dir"] == str(job_dir)
     assert not job_dir.exists()
+
+
+def test_delete_keeps_what_the_application_wrote_in_the_directory_create_made(tmp_path):
+    """What delete removes is what create recorded (the script, batch_job's files, the ended job's output): the
+    application's own file stays, and so does the directory."""
+    job_dir, stats = _deploy_and_undeploy(tmp_path, "train", body="echo weights >model.pt\n")
+    assert stats["created_dir"] == str(job_dir)
+    assert sorted(os.listdir(str(job_dir))) == ["model.pt"]
