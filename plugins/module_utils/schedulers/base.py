@@ -304,5 +304,11 @@ class Scheduler(object):
         """A queued or running job with this name and content (digest), or None when the scheduler cannot tell."""
         return None
 
+    def start_estimate(self, script_text):
+        """A StartEstimate of the job ``script_text`` describes, were it submitted now, without submitting it: a
+        class with the registry's START_ESTIMATE capability says it (job.placement asks no other). The runner's
+        errors (the command cannot run, or did not answer in time) are raised as they are."""
+        raise NotImplementedError("%s cannot tell when a job would start" % self.name)
+
     def check(self, script_text, extra_args=()):
         """Refuse a script or arguments that would break submission rules (raises SubmitError); none by default."""
