@@ -29,7 +29,7 @@ PATH = "job.placement.partitions"
 
 def at(seconds):
     """Local time of seconds since the epoch, as sbatch writes it: '2026-01-02T03:04:05'."""
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(seconds))
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(round(seconds)))
 
 
 def with_partition(request, partition):
@@ -37,8 +37,9 @@ def with_partition(request, partition):
     return dataclasses.replace(request, options=dataclasses.replace(request.options, queue=partition))
 
 
-def _starts(request, script_for, runner, clock, deadline_s):
-    """[(fits, start_in_s, where the start comes from, the scheduler's words)] per candidate, and warnings."""
+def _starts(request, script_for, runner, clock, now, deadline_s):
+    """[(fits, start_in_s, where the start comes from, the scheduler's words)] per candidate, and warnings; the
+    deadline counts from ``now``."""
     scheduler = request.target.scheduler
     title = registry.descriptor(scheduler).title
     if not registry.capable(scheduler, registry.START_ESTIMATE):
@@ -48,10 +49,9 @@ def _starts(request, script_for, runner, clock, deadline_s):
         return [(None, 0.0, "now: %s was not asked (no scheduler at hand here)" % title, "")
                 for _c in request.placement], []
     backend = registry.scheduler_class(scheduler)(runner)
-    began = clock()
     out, warnings = [], []
     for candidate in request.placement:
-        remaining = deadline_s - (clock() - began)
+        remaining = deadline_s - (clock() - now)
         if remaining < 1:
             out.append((None, 0.0, "now: no time left to ask %s (%d s for every partition)" % (title, deadline_s),
                         ""))
@@ -73,7 +73,7 @@ def _starts(request, script_for, runner, clock, deadline_s):
         elif estimate.start is None:
             out.append((True, 0.0, "now: %s named no start" % title, estimate.said))
         else:
-            out.append((True, max(0.0, estimate.start - began), "%s's estimate" % title, estimate.said))
+            out.append((True, max(0.0, estimate.start - now), "%s's estimate" % title, estimate.said))
     return out, warnings
 
 
@@ -134,7 +134,7 @@ def choose(request, script_for, nodes, records=(), runner=None, clock=time.time,
     ``records`` the results store's records, ``runner`` the commands.Runner that asks the scheduler (None: nobody
     is asked, every start is now), ``clock`` the time in seconds since the epoch."""
     now = clock()
-    starts, warnings = _starts(request, script_for, runner, clock, deadline_s)
+    starts, warnings = _starts(request, script_for, runner, clock, now, deadline_s)
     runs = _run_times(request, records, nodes)
     rows = []
     for candidate, (fits, start_in, start_from, said), (run_s, low, high, run_from) in zip(

@@ -7,15 +7,15 @@ with a 90 % interval, from the runs recorded there; what placement (placement.py
 A run record sits in the results store beside the benchmark records (``run_record`` builds one)::
 
     {"application": "spin", "hardware": {...the node's facts...},
-     "run": {"elapsed_s": 24.1, "nodes": 1, "partition": "slow"}}
+     "job_run": {"elapsed_s": 24.1, "nodes": 1, "partition": "slow"}}
 
 The runs of one place form a group: those of a hardware class when the candidate names one (runs on other
 partitions of the same class count), else those recorded on the partition. The model is
 
-    log elapsed = a_g + b * log2(nodes)
+    log elapsed = a_g + b * log(nodes)
 
-one level a_g per group and one node-scaling exponent b shared by the groups (b = -1: twice the nodes, half the
-time), fitted by least squares within the groups, so that b comes only from groups measured at several node counts.
+one level a_g per group and one node-scaling exponent b shared by the groups (elapsed ~ nodes^b; b = -1: twice the
+nodes, half the time), fitted by least squares within the groups, so that b comes only from groups measured at several node counts.
 Without such a group b is 0 and the prediction holds for the node counts measured (the notes say so). The residual
 sd is pooled over the groups; the interval is Student's t prediction interval on log time, so it widens with few
 runs and is absent with no degree of freedom left. Plain Python: no numpy for a placement.
@@ -31,9 +31,9 @@ from ansible_collections.sodalite.modak.plugins.module_utils.perf import stats, 
 def run_record(application, elapsed_s, nodes=1, partition=None, hardware=None, started_at=None):
     """A run record: ``application`` as store.application_key names it, the run's elapsed seconds and nodes, the
     partition it ran on and the facts of its nodes (hardware.facts())."""
-    record = {"application": application, "run": {"elapsed_s": float(elapsed_s), "nodes": int(nodes)}}
+    record = {"application": application, "job_run": {"elapsed_s": float(elapsed_s), "nodes": int(nodes)}}
     if partition:
-        record["run"]["partition"] = partition
+        record["job_run"]["partition"] = partition
     if hardware:
         record["hardware"] = dict(hardware)
     if started_at:
@@ -43,7 +43,7 @@ def run_record(application, elapsed_s, nodes=1, partition=None, hardware=None, s
 
 def is_run(record):
     """A record of a whole run without problems (store.problems)."""
-    return isinstance(record, dict) and isinstance(record.get("run"), dict) and not store.problems(record)
+    return isinstance(record, dict) and isinstance(record.get("job_run"), dict) and not store.problems(record)
 
 
 def group_runs(records, application, partition=None, hw_class=None):
@@ -56,13 +56,13 @@ def group_runs(records, application, partition=None, hw_class=None):
         if hw_class is not None:
             if store.hardware_class(record.get("hardware")) == hw_class:
                 out.append(record)
-        elif record["run"].get("partition") == partition:
+        elif record["job_run"].get("partition") == partition:
             out.append(record)
     return out
 
 
 class RunTimeModel(object):
-    """The fitted model over groups {key: [(log2 nodes, log elapsed)]}."""
+    """The fitted model over groups {key: [(log nodes, log elapsed)]}."""
 
     def __init__(self, groups):
         self.groups = dict((key, list(points)) for key, points in groups.items() if points)
@@ -92,7 +92,7 @@ class RunTimeModel(object):
         interval (no degree of freedom left). None when the group has no runs."""
         if key not in self.means:
             return None
-        x = math.log(nodes, 2)
+        x = math.log(nodes)
         mean = self.level(key) + self.slope * x
         if self.sd is None:
             return math.exp(mean), None, None
@@ -103,13 +103,13 @@ class RunTimeModel(object):
 
     def nodes_measured(self, key):
         """The node counts the group's runs had."""
-        return sorted(set(int(round(2 ** x)) for x, _y in self.groups.get(key, ())))
+        return sorted(set(int(round(math.exp(x))) for x, _y in self.groups.get(key, ())))
 
 
 def fit(groups):
     """The model of groups {key: [run records]}: keys name places (a partition, a hardware class); a key given
     twice by two candidates of the same class is one group."""
-    return RunTimeModel(dict((key, [(math.log(r["run"]["nodes"], 2), math.log(r["run"]["elapsed_s"]))
+    return RunTimeModel(dict((key, [(math.log(r["job_run"]["nodes"]), math.log(r["job_run"]["elapsed_s"]))
                                     for r in runs]) for key, runs in groups.items()))
 
 

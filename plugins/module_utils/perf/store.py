@@ -6,7 +6,8 @@
 A record is what ``benchmarks/workload/mnist_cnn.py`` prints: ``config``, ``hardware``, ``versions``,
 ``timing`` and ``load``. Records are grouped by hardware class (CPU model, cores and the ISA flags
 that change which kernels run) because a performance model only transfers within one class. A whole run of an
-application (``run``: elapsed seconds, nodes, partition; perf/runtime.py) is kept beside them, for placement.
+application as a job (``job_run``: elapsed seconds, nodes, partition; perf/runtime.py) is kept beside them, for
+placement.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class StoreError(PerfError):
 hardware_class = hardware.hardware_class  # the one definition, shared with the workload
 KNOBS = ("threads", "batch_size", "precision", "channels_last", "compile", "onednn", "cudnn_benchmark")
 BUSY_TIMEOUT_S = 60.0
-RUN_KEY = "run"     # the configuration column of a whole run's record (perf/runtime.py), which tunes no knob
+JOB_RUN_KEY = "job_run"     # the configuration column of a job's run record (perf/runtime.py), which tunes no knob
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -91,7 +92,7 @@ def problems(record):
     found = []
     config = record.get("config")
     if not isinstance(config, dict):
-        if not isinstance(record.get("run"), dict) or config is not None:   # a whole run's record tunes no knob
+        if not isinstance(record.get("job_run"), dict) or config is not None:   # a job's run tunes no knob
             found.append("config is not an object")
     else:
         for knob, (low, high) in LIMITS.items():
@@ -108,7 +109,7 @@ def problems(record):
         elif value is not None and not (_number(value) and low <= value <= high
                                         and (key != "per_sample_s" or value > 0)):
             found.append("%s.%s must be a finite number in [%g, %g], not %r" % (section, key, low, high, value))
-    found.extend(run_problems(record.get("run")))
+    found.extend(job_run_problems(record.get("job_run")))
     for key in ("workload", "application"):
         if record.get(key) is not None and not (isinstance(record[key], str) and len(record[key]) <= 256):
             found.append("%s must be a string of at most 256 characters" % key)
@@ -117,21 +118,21 @@ def problems(record):
     return found
 
 
-def run_problems(run):
-    """What makes a record's ``run`` (a whole run of the application: elapsed seconds, nodes, partition; see
-    perf/runtime.py) unfit for the run-time model; empty when it has none."""
+def job_run_problems(run):
+    """What makes a record's ``job_run`` (a whole run of the application as a job: elapsed seconds, nodes,
+    partition; see perf/runtime.py) unfit for the run-time model; empty when it has none."""
     if run is None:
         return []
     if not isinstance(run, dict):
-        return ["run is not an object"]
+        return ["job_run is not an object"]
     found = []
     elapsed, nodes, partition = run.get("elapsed_s"), run.get("nodes"), run.get("partition")
     if not (_number(elapsed) and 0 < elapsed <= MAX_ELAPSED_S):
-        found.append("run.elapsed_s must be a finite number in (0, %g], not %r" % (MAX_ELAPSED_S, elapsed))
+        found.append("job_run.elapsed_s must be a finite number in (0, %g], not %r" % (MAX_ELAPSED_S, elapsed))
     if not (isinstance(nodes, int) and not isinstance(nodes, bool) and 1 <= nodes <= MAX_NODES):
-        found.append("run.nodes must be an integer from 1 to %d, not %r" % (MAX_NODES, nodes))
+        found.append("job_run.nodes must be an integer from 1 to %d, not %r" % (MAX_NODES, nodes))
     if partition is not None and not (isinstance(partition, str) and 0 < len(partition) <= 64):
-        found.append("run.partition must be a string of at most 64 characters, not %r" % (partition,))
+        found.append("job_run.partition must be a string of at most 64 characters, not %r" % (partition,))
     return found
 
 
@@ -204,14 +205,14 @@ def append(path, records):
     rows = []
     for record in records:
         if not isinstance(record, dict) or not (isinstance(record.get("config"), dict)
-                                                or isinstance(record.get("run"), dict)):
+                                                or isinstance(record.get("job_run"), dict)):
             continue
         found = problems(record)
         if found:
             raise StoreError("refusing to store a benchmark record: %s" % "; ".join(found))
         config = record.get("config")
         rows.append((record.get("workload", "unknown"), hardware_class(record.get("hardware")),
-                     config_key(config) if isinstance(config, dict) else RUN_KEY,
+                     config_key(config) if isinstance(config, dict) else JOB_RUN_KEY,
                      (record.get("timing") or {}).get("per_sample_s"),
                      foreign_load(record), record.get("started_at"), time.time(),
                      json.dumps(record, sort_keys=True)))
