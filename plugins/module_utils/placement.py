@@ -166,6 +166,6 @@ def choose(request, script_for, nodes, records=(), runner=None, clock=time.time,
                  for row in rows if row["fits"] is False)
     if request.options.queue and request.options.queue != chosen["partition"]:
         notes.append("placement: partition %s replaces %s" % (chosen["partition"], request.options.queue))
-    return {"partition": chosen["partition"], "decided_at": at(now), "nodes": nodes,
+    return {"partition": chosen["partition"], "decided_at": at(now), "decided_at_s": now, "nodes": nodes,
             "application": store.application_key(request.app.argv), "candidates": rows, "notes": notes,
             "warnings": warnings}

@@ -355,7 +355,8 @@ prediction:
     args: [--batch-size, "128", --precision, bf16]
 placement:
   description:
-    - The choice of C(job.placement), else empty. C(partition) (the one written), C(decided_at), C(nodes),
+    - The choice of C(job.placement), else empty. C(partition) (the one written), C(decided_at) (and
+      C(decided_at_s), seconds since the epoch; every C(_in_s) counts from it), C(nodes),
       C(application), C(notes) (also in RV(explanation)) and C(candidates), one per partition in the DSL's order.
     - Each candidate has C(fits) (false - the scheduler refuses the job there, with its words in C(said); null - it
       was not asked), C(start_in_s) and C(start) with C(start_from), C(run_s) and C(run_interval_s) (90 %) with
