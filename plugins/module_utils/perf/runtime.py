@@ -16,9 +16,9 @@ partitions of the same class count), else those recorded on the partition. The m
 
 one level a_g per group and one node-scaling exponent b shared by the groups (elapsed ~ nodes^b; b = -1: twice the
 nodes, half the time), fitted by least squares within the groups, so that b comes only from groups measured at
-several node counts. Without such a group b is 0 and the prediction holds for the node counts measured (the notes say so). The residual
-sd is pooled over the groups; the interval is Student's t prediction interval on log time, so it widens with few
-runs and is absent with no degree of freedom left. Plain Python: no numpy for a placement.
+several node counts. Without such a group b is 0 and the prediction holds for the node counts measured (the notes
+say so). The residual sd is pooled over the groups; the interval is Student's t prediction interval on log time, so
+it widens with few runs and is absent with no degree of freedom left. Plain Python: no numpy for a placement.
 """
 
 from __future__ import annotations
