@@ -34,11 +34,11 @@ REPEATS = 3
 
 
 def spin_loops(cpu_s):
-    """Iterations of the awk loop that take about ``cpu_s`` CPU seconds on this machine (measured on 2 M)."""
+    """Iterations of the awk loop that take about ``cpu_s`` CPU seconds on this machine (measured on 10 M)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
-    subprocess.run(["awk", "BEGIN { for (i = 0; i < 2000000; i++) s += i }"], check=True)
+    subprocess.run(["awk", "BEGIN { for (i = 0; i < 10000000; i++) s += i }"], check=True)
     used = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime - before, 0.01)
-    return int(2000000 * cpu_s / used)
+    return int(10000000 * cpu_s / used)
 
 
 def write_job(directory):
@@ -112,9 +112,8 @@ def wait_for(cluster, argv, wanted, timeout=60):
     raise AssertionError("%s did not say %s within %d s" % (" ".join(argv), wanted, timeout))
 
 
-def each_partition(cluster, script):
-    """The same job REPEATS times on each partition, all at once: {partition: [job ids]}."""
-    partitions = (cluster.fast_partition, cluster.slow_partition)
+def on(cluster, script, partitions):
+    """The same job REPEATS times on each of ``partitions``, all at once: {partition: [job ids]}."""
     return dict((partition, [submit(cluster, ["--partition=%s" % partition, script], os.path.dirname(script))
                              for _ in range(REPEATS)]) for partition in partitions)
 
@@ -122,15 +121,18 @@ def each_partition(cluster, script):
 def test_the_partition_predicted_to_finish_first_finishes_first(multinode, shared_dir):
     cluster = multinode
     dsl = write_job(shared_dir)
+    partitions = (cluster.fast_partition, cluster.slow_partition)
     submitted = []
     try:
-        # 1. three recorded runs on each partition (no runs recorded yet: the wall time limit stands in)
+        # 1. three recorded runs on each partition, one partition after the other (so that the slow runs share the
+        # machine with nothing of this test, as later); no runs recorded yet: the wall time limit stands in
         _first, script, _said = optimise(cluster, dsl)
-        calibration = each_partition(cluster, script)
-        submitted.extend(i for ids in calibration.values() for i in ids)
-        ended = wait_ended(cluster, [i for ids in calibration.values() for i in ids], 240)
-        records = [runtime.run_record("spin", elapsed(ended[i]), 1, partition)
-                   for partition, ids in calibration.items() for i in ids]
+        records = []
+        for partition in partitions:
+            ids = on(cluster, script, [partition])[partition]
+            submitted.extend(ids)
+            ended = wait_ended(cluster, ids, 240)
+            records.extend(runtime.run_record("spin", elapsed(ended[i]), 1, partition) for i in ids)
         results = os.path.join(shared_dir, "runs.sqlite")
         store.append(results, records)
         # 2. 'fast' is busy for a minute, by its time limit; 'slow' is free
@@ -142,7 +144,7 @@ def test_the_partition_predicted_to_finish_first_finishes_first(multinode, share
         wait_for(cluster, ["sinfo", "-h", "-p", cluster.slow_partition, "-o", "%T"], "idle")
         # 3. modak chooses; the same job then runs on each partition, from the moment of the choice
         placed, script, explanation = optimise(cluster, dsl, results)
-        runs = each_partition(cluster, script)
+        runs = on(cluster, script, partitions)
         submitted.extend(i for ids in runs.values() for i in ids)
         ended = wait_ended(cluster, [i for ids in runs.values() for i in ids], BUSY_S + 240)
     finally:
