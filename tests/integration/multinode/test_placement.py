@@ -9,8 +9,9 @@ them), and asks `modak optimise` with the recorded runs where the job should go:
 in a minute and 'slow' now, the runs say 'slow' takes about four times as long. Then the same job is submitted three
 times to each partition at once, and the measured finishes (from the decision to the job's end) are compared with
 the choice and its prediction: the chosen partition finishes first (median of 3) at least 1.5x sooner, and its
-predicted finish is within 25 % of the measured one. About 100 s; runs as root, on the multi-node worker with the
-other tests of the cluster.
+predicted finish is within 25 % of the measured one. While 'fast' is still busy, the optimise task of a playbook
+(the module on the host, asking Slurm there) chooses the same. About 100 s; runs as root, on the multi-node worker
+with the other tests of the cluster.
 """
 
 from __future__ import annotations
@@ -20,13 +21,17 @@ import os
 import resource
 import statistics
 import subprocess
+import sys
 import time
+
+import yaml
 
 from ansible_collections.sodalite.modak.plugins.module_utils.perf import runtime, store
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 MODAK = [os.path.join(ROOT, ".venv", "bin", "python"), os.path.join(ROOT, "bin", "modak")]
+ANSIBLE_PLAYBOOK = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
 ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE")
 WORK_CPU_S = 4.0          # the job's CPU work at the machine's speed: about 16 s on a slow node
 BUSY_S = 60               # the job that fills 'fast': its time limit (a minute, Slurm's smallest) and its run time
@@ -64,6 +69,27 @@ def optimise(cluster, dsl, store_path=None):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = json.loads(proc.stdout)["files"][0]
     return report["placement"], report["job_script"], report["explanation"]
+
+
+def optimise_task(cluster, dsl, store_path):
+    """The sodalite.modak.optimise task of a playbook with the same DSL and store: its result (the module runs on
+    the host, whose Slurm it asks)."""
+    directory = os.path.join(os.path.dirname(dsl), "task")
+    os.makedirs(directory)
+    book = os.path.join(directory, "book.yml")
+    task = {"dsl_file": dsl, "output_dir": directory, "results_store": store_path}
+    save = {"content": "{{ optimised | to_json }}", "dest": os.path.join(directory, "result.json")}
+    with open(book, "w") as handle:
+        yaml.safe_dump([{"hosts": "localhost", "connection": "local", "gather_facts": False,
+                         "vars": {"ansible_python_interpreter": sys.executable},
+                         "tasks": [{"sodalite.modak.optimise": task, "register": "optimised"},
+                                   {"ansible.builtin.copy": save}]}], handle)
+    env = dict(cluster, ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([ANSIBLE_PLAYBOOK, book], cwd=directory, env=env, capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    with open(os.path.join(directory, "result.json")) as handle:
+        return json.load(handle)
 
 
 def submit(cluster, argv, cwd):
@@ -146,7 +172,10 @@ def test_the_partition_predicted_to_finish_first_finishes_first(multinode, share
         placed, script, explanation = optimise(cluster, dsl, results)
         runs = on(cluster, script, partitions)
         submitted.extend(i for ids in runs.values() for i in ids)
-        ended = wait_ended(cluster, [i for ids in runs.values() for i in ids], BUSY_S + 240)
+        ended = wait_ended(cluster, runs[cluster.slow_partition], 240)
+        # while 'fast' is still busy, the optimise task chooses too, asking Slurm from the managed host
+        task = optimise_task(cluster, dsl, results)
+        ended.update(wait_ended(cluster, runs[cluster.fast_partition], BUSY_S + 240))
     finally:
         cluster.run(["scancel"] + submitted, timeout=30)
     decided = placed["decided_at_s"]
@@ -170,3 +199,6 @@ def test_the_partition_predicted_to_finish_first_finishes_first(multinode, share
     assert measured[other] >= 1.5 * measured[chosen], measured
     assert abs(predicted[chosen]["finish_in_s"] - measured[chosen]) <= 0.25 * measured[chosen], (placed, measured)
     assert predicted[other]["start_in_s"] > 0.5 * BUSY_S, predicted[other]    # Slurm's estimate saw the queue
+    asked = dict((row["partition"], row) for row in task["placement"]["candidates"])
+    assert task["placement"]["partition"] == chosen and "#SBATCH --partition=%s" % chosen in task["job_script_content"]
+    assert asked[other]["start_from"] == "Slurm's estimate" and asked[other]["start_in_s"] > 0, asked
