@@ -139,9 +139,12 @@ def wait_for(cluster, argv, wanted, timeout=60):
 
 
 def on(cluster, script, partitions):
-    """The same job REPEATS times on each of ``partitions``, all at once: {partition: [job ids]}."""
-    return dict((partition, [submit(cluster, ["--partition=%s" % partition, script], os.path.dirname(script))
-                             for _ in range(REPEATS)]) for partition in partitions)
+    """The same job REPEATS times on each of ``partitions``, all at once (in turns): {partition: [job ids]}."""
+    runs = dict((partition, []) for partition in partitions)
+    for _ in range(REPEATS):
+        for partition in partitions:
+            runs[partition].append(submit(cluster, ["--partition=%s" % partition, script], os.path.dirname(script)))
+    return runs
 
 
 def test_the_partition_predicted_to_finish_first_finishes_first(multinode, shared_dir):
