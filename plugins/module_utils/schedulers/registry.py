@@ -44,7 +44,7 @@ Descriptor.__doc__ = "A scheduler as the DSL knows it: its name, its title, the 
 # after the one that claims some, PBS Pro); the last one is the fallback: it takes the scripts nobody claims
 SCHEDULERS = (
     Descriptor("slurm", "Slurm", (), frozenset((BATCH, SRUN_STEPS, NODE_STEPS, AFTER_OK, ARRAYS, REQUEUE, LIMIT_SIGNAL,
-                                                   START_ESTIMATE))),
+                                                START_ESTIMATE))),
     Descriptor("pbspro", "PBS Pro", ("pbs",), frozenset((BATCH, NODE_STEPS, AFTER_OK, ARRAYS, REQUEUE))),
     Descriptor("torque", "Torque", (), frozenset((BATCH, AFTER_OK, ARRAYS, REQUEUE))),
     Descriptor("gridengine", "Grid Engine", ("sge",), frozenset((BATCH, ARRAYS, REQUEUE))),

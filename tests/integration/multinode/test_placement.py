@@ -141,7 +141,7 @@ def wait_for(cluster, argv, wanted, timeout=60):
 def on(cluster, script, partitions):
     """The same job REPEATS times on each of ``partitions``, all at once (in turns): {partition: [job ids]}."""
     runs = dict((partition, []) for partition in partitions)
-    for _ in range(REPEATS):
+    for _repeat in range(REPEATS):
         for partition in partitions:
             runs[partition].append(submit(cluster, ["--partition=%s" % partition, script], os.path.dirname(script)))
     return runs
