@@ -9,7 +9,8 @@ project directory (plugin_utils/controller_paths.py); the registries and the bui
 the controller. Only the job script goes to the host (plugin_utils/remote_files.py: the output_file module places
 it, atomically, only when changed; output_dir defaults to the DSL's target.work_dir, else ~/modak-jobs). With
 results_store, the records and the hardware class are the host's: the DSL and the catalog read here are handed
-to the module, which then runs on the host.
+to the module, which then runs on the host. So does a DSL with job.placement: the host's scheduler says when the job
+would start in each partition.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class ActionModule(ActionBase):
 
     TRANSFERS_FILES = True
     _supports_check_mode = True
+    _read_document = None      # the DSL file, once read
 
     def run(self, tmp=None, task_vars=None):
         result = super(ActionModule, self).run(tmp, task_vars)
@@ -58,7 +60,7 @@ class ActionModule(ActionBase):
                                                     required_one_of=task.REQUIRED_ONE_OF,
                                                     mutually_exclusive=task.MUTUALLY_EXCLUSIVE)
         try:
-            if params["results_store"]:
+            if params["results_store"] or self._places(params):
                 return merge_hash(result, self._on_host(params, task_vars))
             return merge_hash(result, self._optimise(params, task_vars))
         except DslInvalid as exc:
@@ -82,7 +84,15 @@ class ActionModule(ActionBase):
     def _document(self, params):
         if params["dsl"] is not None:
             return params["dsl"]
-        return self._read(params["dsl_file"], dsl.load_file)
+        if self._read_document is None:
+            self._read_document = self._read(params["dsl_file"], dsl.load_file)
+        return self._read_document
+
+    def _places(self, params):
+        """Whether the DSL asks for job.placement (its partitions' start estimates come from the host)."""
+        document = self._document(params)
+        job = document.get("job") if isinstance(document, dict) else None
+        return isinstance(job, dict) and bool(job.get("placement"))
 
     def _site(self, params):
         """The task's site profile: O(site) read here as the DSL file is, named as the task names it."""

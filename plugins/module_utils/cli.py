@@ -9,7 +9,7 @@ command cannot run as asked (bad options, unreadable files, a malformed catalog 
 directory that cannot be written, a missing library, a scheduler command that failed), 3 a file would change
 (``--check``) or a script is not in git as written (``--require-tracked``), 4 a job ended in a state other than
 COMPLETED (or is still queued when ``--wait-timeout`` runs out). Output is deterministic: inputs keep their order,
-JSON keys are sorted, nothing carries a time.
+JSON keys are sorted, nothing carries a time, except job.placement's choice, which asks the scheduler now.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import sys
 from ansible_collections.sodalite.modak.plugins.module_utils import (
     cli_jobs, completion, dsl, files, gitops, pipeline, secrets, site_profile)
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog, embedded
+from ansible_collections.sodalite.modak.plugins.module_utils.commands import ProcessRunner
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import (
     DslInvalid, DslProblem, ModakError, SiteInvalid, printable)
 
@@ -230,7 +231,7 @@ def _dsl_script(args):
     request, problems = _check(args.file, _site(args))
     if problems:
         raise DslInvalid(problems)
-    result = pipeline.optimise_request(request, _catalog(args.catalog))
+    result = pipeline.optimise_request(request, _catalog(args.catalog), runner=_scheduler(request))
     target = _target(args.output_dir, result.script.filename)
     try:
         manifest = gitops.load(args.output_dir)
@@ -318,7 +319,7 @@ def cmd_optimise(args):
     results, owners = [], {}
     for path, request in requests:
         try:
-            result = pipeline.optimise_request(request, catalog, records, host)
+            result = pipeline.optimise_request(request, catalog, records, host, _scheduler(request))
         except DslInvalid as exc:
             bad.append((path, exc.problems))
             continue
@@ -365,12 +366,18 @@ def cmd_optimise(args):
                     "pruned": pruned}, lines
 
 
+def _scheduler(request):
+    """The runner that asks the scheduler of this host when the job would start (job.placement), else None."""
+    return ProcessRunner(timeout=30) if request.placement else None
+
+
 def _result_report(path, result):
     image = result.choice.image.as_dict() if result.choice.image is not None else {}
     image.update(uri=result.choice.uri, source=result.choice.source)
     return {"file": path, "valid": True, "scheduler": result.script.scheduler, "image": image,
             "settings": result.settings.as_dict(), "explanation": list(result.explanation),
-            "warnings": list(result.warnings), "prediction": result.extra.get("prediction") or {}}
+            "warnings": list(result.warnings), "prediction": result.extra.get("prediction") or {},
+            "placement": result.extra.get("placement") or {}}
 
 
 def _printed(path_result):

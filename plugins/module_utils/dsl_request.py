@@ -12,7 +12,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils import frameworks, 
 from ansible_collections.sodalite.modak.plugins.module_utils.dsl_values import (
     expanded_word, mail_events, memory_mb, nested, walltime_seconds)
 from ansible_collections.sodalite.modak.plugins.module_utils.model import (
-    Application, Build, Distributed, JobOptions, JobRequest, Optimisation, Target)
+    Application, Build, Candidate, Distributed, JobOptions, JobRequest, Optimisation, Target)
 
 SCHEDULER_ALIASES = schema.scheduler_registry.ALIASES
 
@@ -202,5 +202,7 @@ def build(doc, notes=(), warnings=()):
         notes.append("partition %s comes from target.partition" % target.partition)
     res, said = resilience.read(job.get("resilience"), options, scheduler, walltime_seconds)
     notes.extend(said)
-    return JobRequest(options=options, app=app, target=target, opt=opt, resilience=res, notes=tuple(notes),
-                      warnings=tuple(warnings))
+    placement = tuple(Candidate(c["name"], c.get("hardware_class"))
+                      for c in (job.get("placement") or {}).get("partitions", ()))
+    return JobRequest(options=options, app=app, target=target, opt=opt, resilience=res, placement=placement,
+                      notes=tuple(notes), warnings=tuple(warnings))

@@ -281,9 +281,34 @@ def document_problems(doc):
     out.extend(distributed.launcher_problems(doc))
     out.extend(distributed.interpreter_problems(words, doc))
     out.extend(resilience.problems(doc, scheduler_of(doc), walltime_seconds))
+    out.extend(placement_problems(job, scheduler_of(doc)))
     if isinstance(opt, dict):
         out.extend(_optimisation_problems(opt))
         out.extend(distributed.problems(doc))
+    return out
+
+
+def placement_problems(job, scheduler):
+    """job.placement: each partition listed once, no partition of job_options beside it (placement writes the one
+    it chooses), and a batch scheduler (a run on the host has no partitions)."""
+    placement = job.get("placement")
+    if not isinstance(placement, dict):
+        return []
+    out, seen = [], set()
+    for index, candidate in enumerate(placement.get("partitions") or ()):
+        name = candidate.get("name") if isinstance(candidate, dict) else None
+        if name in seen:
+            out.append(DslProblem("job.placement.partitions[%d].name" % index, "names a partition listed before",
+                                  name, "list each partition once"))
+        seen.add(name)
+    opts = job.get("job_options") if isinstance(job.get("job_options"), dict) else {}
+    for key in ("queue", "partition"):
+        if opts.get(key):
+            out.append(DslProblem("job.job_options." + key, "names the partition that job.placement chooses",
+                                  opts[key], "leave it out, or list it in job.placement.partitions"))
+    if not registry.capable(scheduler, registry.BATCH):
+        out.append(DslProblem("job.placement", "chooses a partition, and a run on the host (%s) has none" % scheduler,
+                              None, "name a batch scheduler in job.target.job_scheduler_type, or leave placement out"))
     return out
 
 

@@ -146,6 +146,14 @@ class Resilience:
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """A partition job.placement may choose, and the hardware class whose recorded runs predict the run time there
+    (None: the runs recorded on the partition)."""
+    partition: str
+    hw_class: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class JobRequest:
     """The validated DSL, with defaults applied; what the pipeline works on."""
     options: JobOptions
@@ -153,6 +161,7 @@ class JobRequest:
     target: Target
     opt: Optional[Optimisation] = None
     resilience: Optional[Resilience] = None  # job.resilience: checkpoint, signal, requeue
+    placement: Tuple[Candidate, ...] = ()   # job.placement: the partitions to choose from (none: no choice)
     notes: Tuple[str, ...] = ()  # things said about defaults that were applied
     warnings: Tuple[str, ...] = ()  # readings of the document that may not be what was meant
 

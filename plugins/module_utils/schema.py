@@ -438,6 +438,22 @@ RESILIENCE = _obj({
     "(0 on the first run) and, where the job requeues itself, MODAK_REQUEUE_EXIT (99: the status that asks for a "
     "new run)."))
 
+PLACEMENT = _obj({
+    "partitions": {"type": "array", "minItems": 1, "maxItems": 16, "items": _obj({
+        "name": _s(NAME, "The partition (Slurm) or queue."),
+        "hardware_class": _s(ONE_LINE, "The hardware class of its nodes as the results store names it ('AMD EPYC "
+                                       "7763 64-Core Processor|x86_64|128c|avx2'): the runs recorded on nodes of "
+                                       "this class predict the run time; left out, the runs recorded on this "
+                                       "partition do.", max_length=512),
+    }, required=("name",), title="candidate partition"),
+        "description": "The partitions the job may run in; modak writes the one where it is predicted to finish "
+                       "first."},
+}, required=("partitions",), title="placement", description=(
+    "Where to run, chosen by the predicted time to result: for each candidate partition the scheduler says whether "
+    "the job fits and when it would start (Slurm: sbatch --test-only; a scheduler that cannot tell counts from now), "
+    "and the recorded runs of the application there (the results store) predict its run time; the earliest "
+    "predicted finish is written as the job's partition, the runners-up are explained."))
+
 OPTIMISATION = _obj({
     "enable_opt_build": _bool("Prefer optimised builds (default true when this section is present)."),
     "enable_autotuning": _bool("Tune run settings by benchmarking.", default=False),
@@ -465,6 +481,7 @@ SCHEMA = {
             "target": TARGET,
             "optimisation": OPTIMISATION,
             "resilience": RESILIENCE,
+            "placement": PLACEMENT,
             # output fields of the original; accepted on input and ignored
             "job_script": {"type": "string"},
             "build_script": {"type": "string"},

@@ -22,6 +22,10 @@ description:
     the job script to the managed host, where M(sodalite.modak.output_file) places it (never through a link, a
     directory or a link to one at the path is refused). With O(results_store) the module runs on the managed host,
     which then needs the Python libraries of the performance model.
+  - With C(job.placement) the module runs on the managed host too (the cluster's login node), whose scheduler says
+    whether the job fits each candidate partition and when it would start there (Slurm C(sbatch --test-only));
+    the runs recorded in O(results_store) predict its run time there, and the partition with the earliest
+    predicted finish is written (see RV(placement)).
 options:
   dsl:
     description:
@@ -138,6 +142,8 @@ options:
         hardware class); the DSL and the catalog are still read on the controller and handed to it.
       - When the DSL states a search space (C(optimisation.tuning)), the performance model fitted on the
         records of this host's hardware class picks the configuration; without records rules pick it.
+      - Its records of jobs (C(job_run) - elapsed seconds, nodes, partition) predict the run time of each partition of
+        C(job.placement).
     type: path
 attributes:
   check_mode:
@@ -364,6 +370,21 @@ prediction:
     predicted_s_per_sample: 0.00072
     speedup_vs_default: 1.8
     args: [--batch-size, "128", --precision, bf16]
+placement:
+  description:
+    - The choice of C(job.placement), else empty. C(partition) (the one written), C(decided_at) (and
+      C(decided_at_s), seconds since the epoch; every C(_in_s) counts from it), C(nodes),
+      C(application), C(notes) (also in RV(explanation)) and C(candidates), one per partition in the DSL's order.
+    - Each candidate has C(fits) (false - the scheduler refuses the job there, with its words in C(said); null - it
+      was not asked), C(start_in_s) and C(start) with C(start_from), C(run_s) and C(run_interval_s) (90 %) with
+      C(run_from), and C(finish_in_s), C(finish) and C(finish_interval_s).
+  returned: success
+  type: dict
+  sample:
+    partition: slow
+    candidates:
+      - {partition: fast, fits: true, start_in_s: 58.0, run_s: 10.2, finish_in_s: 68.2}
+      - {partition: slow, fits: true, start_in_s: 0.0, run_s: 24.8, finish_in_s: 24.8}
 problems:
   description:
     - Every problem found in an invalid DSL, each with path, message, value, hint and location.
@@ -380,6 +401,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.validation import check_type_path
 
 from ansible_collections.sodalite.modak.plugins.module_utils import dsl, files, pipeline, secrets, site_profile
+from ansible_collections.sodalite.modak.plugins.module_utils.commands import ModuleRunner
 from ansible_collections.sodalite.modak.plugins.module_utils.module_support import dsl_libraries, require, run_and_exit
 from ansible_collections.sodalite.modak.plugins.module_utils.tasks.optimise import (
     ARGUMENT_SPEC, JOB_SCRIPT_MODE, MUTUALLY_EXCLUSIVE, REQUIRED_ONE_OF, catalog_of, outcome, output_dir_of,
@@ -402,7 +424,8 @@ def run(module):
     images, catalog_warnings = catalog_of(params)
     if params["image_dir"]:
         document = dsl.with_target_default(document, "image_dir", params["image_dir"])
-    result = pipeline.optimise(document, images, records, host, site_profile.of_task(params))
+    # job.placement asks this host's scheduler when the job would start in each of its partitions
+    result = pipeline.optimise(document, images, records, host, site_profile.of_task(params), ModuleRunner(module))
     result.warnings[:0] = catalog_warnings
     directory = os.path.abspath(check_type_path(output_dir_of(params, result)))
     name = result.script.filename

@@ -5,7 +5,9 @@
 
 A record is what ``benchmarks/workload/mnist_cnn.py`` prints: ``config``, ``hardware``, ``versions``,
 ``timing`` and ``load``. Records are grouped by hardware class (CPU model, cores and the ISA flags
-that change which kernels run) because a performance model only transfers within one class.
+that change which kernels run) because a performance model only transfers within one class. A whole run of an
+application as a job (``job_run``: elapsed seconds, nodes, partition; perf/runtime.py) is kept beside them, for
+placement.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class StoreError(PerfError):
 hardware_class = hardware.hardware_class  # the one definition, shared with the workload
 KNOBS = ("threads", "batch_size", "precision", "channels_last", "compile", "onednn", "cudnn_benchmark")
 BUSY_TIMEOUT_S = 60.0
+JOB_RUN_KEY = "job_run"     # the configuration column of a job's run record (perf/runtime.py), which tunes no knob
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -72,6 +75,8 @@ def config_key(config):
 LIMITS = {"threads": (1, 4096), "batch_size": (1, 1 << 20)}
 MAX_PER_SAMPLE_S = 1e6
 MAX_BUSY_CORES = 1e5
+MAX_ELAPSED_S = 1e8        # a whole run: three years
+MAX_NODES = 1 << 20
 _SCRIPT_SUFFIX = re.compile(r"\.(py|sh|bash|R|jl|pl|rb|js)\Z")
 _INTERPRETER = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|bash|sh|perl|Rscript|julia|ruby|node)\Z")
 
@@ -87,7 +92,8 @@ def problems(record):
     found = []
     config = record.get("config")
     if not isinstance(config, dict):
-        found.append("config is not an object")
+        if not isinstance(record.get("job_run"), dict) or config is not None:   # a job's run tunes no knob
+            found.append("config is not an object")
     else:
         for knob, (low, high) in LIMITS.items():
             value = config.get(knob)
@@ -103,11 +109,30 @@ def problems(record):
         elif value is not None and not (_number(value) and low <= value <= high
                                         and (key != "per_sample_s" or value > 0)):
             found.append("%s.%s must be a finite number in [%g, %g], not %r" % (section, key, low, high, value))
+    found.extend(job_run_problems(record.get("job_run")))
     for key in ("workload", "application"):
         if record.get(key) is not None and not (isinstance(record[key], str) and len(record[key]) <= 256):
             found.append("%s must be a string of at most 256 characters" % key)
     if record.get("hardware") is not None and not isinstance(record.get("hardware"), dict):
         found.append("hardware is not an object")
+    return found
+
+
+def job_run_problems(run):
+    """What makes a record's ``job_run`` (a whole run of the application as a job: elapsed seconds, nodes,
+    partition; see perf/runtime.py) unfit for the run-time model; empty when it has none."""
+    if run is None:
+        return []
+    if not isinstance(run, dict):
+        return ["job_run is not an object"]
+    found = []
+    elapsed, nodes, partition = run.get("elapsed_s"), run.get("nodes"), run.get("partition")
+    if not (_number(elapsed) and 0 < elapsed <= MAX_ELAPSED_S):
+        found.append("job_run.elapsed_s must be a finite number in (0, %g], not %r" % (MAX_ELAPSED_S, elapsed))
+    if not (isinstance(nodes, int) and not isinstance(nodes, bool) and 1 <= nodes <= MAX_NODES):
+        found.append("job_run.nodes must be an integer from 1 to %d, not %r" % (MAX_NODES, nodes))
+    if partition is not None and not (isinstance(partition, str) and 0 < len(partition) <= 64):
+        found.append("job_run.partition must be a string of at most 64 characters, not %r" % (partition,))
     return found
 
 
@@ -179,13 +204,16 @@ def append(path, records):
     before anything is written: one poisoned record must not break every later optimise."""
     rows = []
     for record in records:
-        if not isinstance(record, dict) or not isinstance(record.get("config"), dict):
+        if not isinstance(record, dict) or not (isinstance(record.get("config"), dict)
+                                                or isinstance(record.get("job_run"), dict)):
             continue
         found = problems(record)
         if found:
             raise StoreError("refusing to store a benchmark record: %s" % "; ".join(found))
+        config = record.get("config")
         rows.append((record.get("workload", "unknown"), hardware_class(record.get("hardware")),
-                     config_key(record["config"]), (record.get("timing") or {}).get("per_sample_s"),
+                     config_key(config) if isinstance(config, dict) else JOB_RUN_KEY,
+                     (record.get("timing") or {}).get("per_sample_s"),
                      foreign_load(record), record.get("started_at"), time.time(),
                      json.dumps(record, sort_keys=True)))
     if not rows:

@@ -303,6 +303,12 @@ class Scheduler(object):
         """The job's name as the scheduler will see it (command line, then directives, then the file name)."""
         return os.path.basename(script_path)
 
+    def start_estimate(self, script_text):
+        """A StartEstimate of the job ``script_text`` describes, were it submitted now, without submitting it: a
+        class with the registry's START_ESTIMATE capability says it (job.placement asks no other). The runner's
+        errors (the command cannot run, or did not answer in time) are raised as they are."""
+        raise NotImplementedError("%s cannot tell when a job would start" % self.name)
+
     def submit(self, script, extra_args=(), digest=None):
         """Submit the script; return the job id."""
         raise NotImplementedError

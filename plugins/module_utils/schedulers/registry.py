@@ -34,6 +34,9 @@ REQUEUE = "requeue"
 # (job.resilience's time_limit and total_training_time); local: the job's timeout(1) signals the program, and the
 # job's script runs it again itself
 LIMIT_SIGNAL = "limit_signal"
+# the scheduler tells, without submitting, whether a job fits and when it would start (Scheduler.start_estimate:
+# Slurm's sbatch --test-only); job.placement counts from now where a scheduler cannot tell
+START_ESTIMATE = "start_estimate"
 
 Descriptor = namedtuple("Descriptor", "name title aliases capabilities")
 Descriptor.__doc__ = "A scheduler as the DSL knows it: its name, its title, the other words for it, what it can do."
@@ -41,7 +44,8 @@ Descriptor.__doc__ = "A scheduler as the DSL knows it: its name, its title, the 
 # the registration, in the order scripts are recognised (a backend that claims every #PBS script, Torque, comes
 # after the one that claims some, PBS Pro); the last one is the fallback: it takes the scripts nobody claims
 SCHEDULERS = (
-    Descriptor("slurm", "Slurm", (), frozenset((BATCH, SRUN_STEPS, NODE_STEPS, AFTER_OK, ARRAYS, REQUEUE, LIMIT_SIGNAL))),
+    Descriptor("slurm", "Slurm", (), frozenset((BATCH, SRUN_STEPS, NODE_STEPS, AFTER_OK, ARRAYS, REQUEUE, LIMIT_SIGNAL,
+                                                START_ESTIMATE))),
     Descriptor("pbspro", "PBS Pro", ("pbs",), frozenset((BATCH, NODE_STEPS, AFTER_OK, ARRAYS, REQUEUE))),
     Descriptor("torque", "Torque", (), frozenset((BATCH, AFTER_OK, ARRAYS, REQUEUE))),
     Descriptor("gridengine", "Grid Engine", ("sge",), frozenset((BATCH, ARRAYS, REQUEUE))),
@@ -82,7 +86,7 @@ _CLASSES = {}
 _INSTANCES = {}
 
 __all__ = ("AFTER_OK", "ALIASES", "ALL_NAMES", "BATCH", "DESCRIPTION", "FALLBACK", "LIMIT_SIGNAL", "NAMES", "NODE_STEPS",
-           "REQUEUE", "SCHEDULERS", "SRUN_STEPS",
+           "REQUEUE", "SCHEDULERS", "SRUN_STEPS", "START_ESTIMATE",
            "backends", "canonical", "capable", "describe", "descriptor", "detect", "get", "scheduler_class")
 
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 import re
+import time
 
+from ansible_collections.sodalite.modak.plugins.module_utils.commands import message
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
     Scheduler, cannot, hms, opt, refuse)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (
-    ACTIVE_STATES, JobStatus, directive_words, elapsed_seconds, option_value, whole_index)
+    ACTIVE_STATES, JobStatus, StartEstimate, directive_words, elapsed_seconds, option_value, whole_index)
 
 
 def gres(options, settings):
@@ -95,6 +97,26 @@ def submit_argv(script, extra_args=(), digest=None, test_only=False):
         return ["sbatch", "--test-only"] + list(extra_args) + [script]
     comment = ["--comment=%s%s" % (COMMENT_PREFIX, digest)] if digest else []
     return ["sbatch", "--parsable"] + comment + list(extra_args) + [script]
+
+
+def start_estimate_argv():
+    """sbatch --test-only reading the script from standard input; SLURM_TIME_FORMAT=standard: the start in ISO 8601
+    whatever the caller's environment asks (sbatch(1), ENVIRONMENT VARIABLES)."""
+    return ["env", "SLURM_TIME_FORMAT=standard", "sbatch", "--test-only"]
+
+
+# sbatch --test-only on standard error (slurm_job_will_run): 'sbatch: Job 42 to start at 2026-01-02T03:04:05 using
+# 4 processors on nodes mn1 in partition fast'
+_WILL_RUN = re.compile(r"\bJob \d+ to start at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d) using \d+ processors on nodes (\S+)")
+
+
+def parse_start_estimate(text):
+    """(start as seconds since the epoch, the nodes) from sbatch --test-only's words, the time read in the local
+    time zone as sbatch writes it; None when they name no start."""
+    found = _WILL_RUN.search(text or "")
+    if not found:
+        return None
+    return time.mktime(time.strptime(found.group(1), "%Y-%m-%dT%H:%M:%S")), found.group(2)
 
 
 def show_argv(job_id):
@@ -308,6 +330,18 @@ class Slurm(Scheduler):
         """Check a submission without submitting: sbatch --test-only answers on stderr."""
         _rc, out, err = self.runner.run(submit_argv(script, extra_args, test_only=True))
         return (err or out).strip()
+
+    def start_estimate(self, script_text):
+        """sbatch --test-only with the script on standard input: the controller places the job as if submitted now
+        (from the time limits of the jobs before it) and submits nothing; a refusal (exit status not 0) says why."""
+        rc, out, err = self.runner.run(start_estimate_argv(), check=False, input_text=script_text)
+        said = message(out, err)
+        if rc != 0:
+            return StartEstimate(fits=False, said=said)
+        found = parse_start_estimate(err + "\n" + out)
+        if found is None:
+            return StartEstimate(fits=True, said=said)
+        return StartEstimate(fits=True, start=found[0], said=said, nodes=found[1])
 
     def submit(self, script, extra_args=(), digest=None):
         _rc, out, _err = self.runner.run(submit_argv(script, extra_args, digest))

@@ -30,6 +30,17 @@ class JobStatus:
     restarts_from: Optional[str] = None   # where the restart count comes from (the scheduler's command and field)
 
 
+@dataclass
+class StartEstimate:
+    """What a scheduler says, without submitting, about a job submitted now: whether it fits (``fits``: False when
+    the scheduler refuses it, with its words in ``said``) and when it would start (``start``: seconds since the
+    epoch; None when the answer named no time)."""
+    fits: bool
+    start: Optional[float] = None
+    said: str = ""
+    nodes: Optional[str] = None
+
+
 # The vocabulary of JobStatus.state is Slurm's (squeue(1), JOB STATE CODES; sacct(1), JOB STATE CODES); each
 # scheduler class maps its own states onto it. What counts as still in the queue, and what counts as a good end:
 ACTIVE_STATES = frozenset(("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED",

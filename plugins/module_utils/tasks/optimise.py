@@ -120,6 +120,7 @@ def outcome(params, result, path, changed, diff=None):
         explanation=result.explanation,
         modak_warnings=result.warnings,
         prediction=result.extra.get("prediction") or {},
+        placement=result.extra.get("placement") or {},
         image_stage=result.extra.get("stage") or "",
         image_stage_job=stage_job(result, path),
     )

@@ -2,7 +2,9 @@
 
 The session fixture ``multinode`` runs start-multinode.sh, which installs the Debian packages when they are
 missing (Slurm, munge, libpmix2, Open MPI, MPICH) and starts its own munged, a slurmctld and one slurmd per node
-(mn1, mn2, mn3; each slurmd with its own port and a private /tmp), all reached through ``SLURM_CONF``. It yields
+(mn1, mn2, mn3; each slurmd with its own port and a private /tmp), all reached through ``SLURM_CONF``; beside them
+the partitions of placement: 'fast' on those nodes, 'slow' on three nodes of its own (mn4, mn5, mn6) whose slurmd
+runs under a CPU quota. It yields
 the environment the clients need and where jobs keep their files: under /var/tmp/modak-multinode, which every
 node sees (the host's /tmp is hidden from the nodes). It needs root and apt-get; without them the tests fail
 with a message that says so (they are never skipped). The cluster is started once per run whichever worker needs
@@ -27,6 +29,8 @@ SHARED = "/var/tmp/modak-multinode"
 PARTITION = "multinode"
 NODES = ("mn1", "mn2", "mn3")
 CPUS = 4
+SLOW_NODES = ("mn4", "mn5", "mn6")    # start-multinode.sh's defaults: MULTINODE_SLOW_NODES, MULTINODE_SLOW_QUOTA
+SLOW_QUOTA = 0.25                     # of one CPU, each slow node
 
 
 class Cluster(dict):
@@ -35,6 +39,10 @@ class Cluster(dict):
     partition = PARTITION
     nodes = NODES
     cpus = CPUS
+    fast_partition = "fast"          # on ``nodes``
+    slow_partition = "slow"          # on ``slow_nodes``, each at most ``slow_quota`` of a CPU
+    slow_nodes = SLOW_NODES
+    slow_quota = SLOW_QUOTA
     conf = CONF
     workdir = SHARED
 

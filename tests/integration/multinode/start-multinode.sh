@@ -18,12 +18,18 @@
 #     Job directories therefore live under /var/tmp/modak-multinode (MULTINODE_SHARED), which every node sees,
 #     as a cluster's shared file system; binding parts of the host's /tmp back would hide that a job wrote into
 #     a node-local directory.
+#   - two more partitions for placement (tests/integration/multinode/test_placement.py), which differ in speed:
+#     'fast' on the nodes above, 'slow' on nodes of their own (mn4.. after them) whose slurmd, and so every job
+#     step it starts, runs in a cgroup with a CPU quota (cgroup v1 cpu.cfs_quota_us, or v2 cpu.max); neither
+#     preempts the other, 'urgent' preempts 'fast' as it does 'multinode'.
 # Idempotent: when the cluster already runs with the same configuration it does nothing and prints
 # "multinode: already running"; otherwise it (re)starts it and prints "multinode: started".
 # Env knobs:
 #   MULTINODE_NODES=N       number of nodes (default 3)
 #   MULTINODE_CPUS=N        CPUs each node announces (default 4; more than the hardware is allowed, jobs share cores)
 #   MULTINODE_MEM_MB=N      memory each node announces (default 2000)
+#   MULTINODE_SLOW_NODES=N  nodes of the partition 'slow' (default 3)
+#   MULTINODE_SLOW_QUOTA=P  the CPU each slow node may use, in per cent of one CPU (default 25)
 set -euo pipefail
 # the daemons started below must not inherit a lock the caller holds (flock /work/wt/multinode.lock ...): a
 # munged holding it would keep it for ever
@@ -35,6 +41,8 @@ done
 NODES="${MULTINODE_NODES:-3}"
 CPUS="${MULTINODE_CPUS:-4}"
 MEM_MB="${MULTINODE_MEM_MB:-2000}"
+SLOW="${MULTINODE_SLOW_NODES:-3}"
+SLOW_QUOTA="${MULTINODE_SLOW_QUOTA:-25}"
 ETC=/etc/slurm-multinode
 CONF=$ETC/slurm.conf
 RUN=/run/slurm-multinode
@@ -77,10 +85,11 @@ mkdir -p "$ETC" "$RUN" "$STATE/slurmctld" "$LOG" "$SHARED"
 chmod 1777 "$SHARED"
 NODE_LINES=""
 NAMES=""
-for i in $(seq 1 "$NODES"); do
+SLOW_NAMES=""
+for i in $(seq 1 $((NODES + SLOW))); do
   NODE_LINES="${NODE_LINES}NodeName=mn$i NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((FIRST_SLURMD_PORT + i - 1)) CPUs=$CPUS RealMemory=$MEM_MB State=UNKNOWN
 "
-  NAMES="${NAMES:+$NAMES,}mn$i"
+  if [ "$i" -le "$NODES" ]; then NAMES="${NAMES:+$NAMES,}mn$i"; else SLOW_NAMES="${SLOW_NAMES:+$SLOW_NAMES,}mn$i"; fi
   mkdir -p "$STATE/slurmd/mn$i"
   # node names resolve, as on a cluster (a job's MASTER_ADDR is its first node's name); every node is this host
   if ! getent hosts "mn$i" >/dev/null; then
@@ -90,7 +99,7 @@ done
 # the script's own hash in the config: a changed way of starting the nodes restarts them too
 SELF_SHA="$(cat "$0" "$(dirname "$0")/../pidfiles.sh" | sha256sum | cut -c1-16)"
 NEW_CONF="$(cat <<CONFEOF
-# written by start-multinode.sh $SELF_SHA
+# written by start-multinode.sh $SELF_SHA; the slow nodes' CPU quota: $SLOW_QUOTA % of a CPU each
 ClusterName=multinode
 SlurmctldHost=localhost(127.0.0.1)
 SlurmctldPort=$CTLD_PORT
@@ -125,12 +134,34 @@ PreemptType=preempt/partition_prio
 PreemptMode=REQUEUE
 ${NODE_LINES}PartitionName=multinode Nodes=$NAMES Default=YES MaxTime=INFINITE State=UP PriorityTier=1 GraceTime=30
 PartitionName=urgent Nodes=$NAMES MaxTime=INFINITE State=UP PriorityTier=2 PreemptMode=OFF
+PartitionName=fast Nodes=$NAMES MaxTime=INFINITE State=UP PriorityTier=1
+PartitionName=slow Nodes=$SLOW_NAMES MaxTime=INFINITE State=UP PriorityTier=1
 CONFEOF
 )"
 
 nodes_alive() {
   local i
-  for i in $(seq 1 "$NODES"); do alive "$RUN/slurmd-mn$i.pid" slurmd || return 1; done
+  for i in $(seq 1 $((NODES + SLOW))); do alive "$RUN/slurmd-mn$i.pid" slurmd || return 1; done
+}
+
+# the cgroup of a slow node's slurmd (its job steps are its children): at most SLOW_QUOTA % of one CPU
+quota_cgroup() {
+  local dir
+  if [ -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then            # cgroup v1, the cpu controller's own hierarchy
+    dir=/sys/fs/cgroup/cpu/modak-multinode-$1
+    mkdir -p "$dir"
+    echo 100000 > "$dir/cpu.cfs_period_us"
+    echo $((SLOW_QUOTA * 1000)) > "$dir/cpu.cfs_quota_us"
+  elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then   # cgroup v2
+    grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control || echo +cpu > /sys/fs/cgroup/cgroup.subtree_control
+    dir=/sys/fs/cgroup/modak-multinode-$1
+    mkdir -p "$dir"
+    echo "$((SLOW_QUOTA * 1000)) 100000" > "$dir/cpu.max"
+  else
+    echo "start-multinode.sh: no writable cgroup cpu controller for the slow nodes' CPU quota" >&2
+    return 1
+  fi
+  echo "$dir"
 }
 if [ -s "$CONF" ] && [ "$(cat "$CONF")" = "$NEW_CONF" ] && alive "$RUN/slurmctld.pid" slurmctld && nodes_alive \
    && alive "$MUNGE_RUN/munged.pid" munged \
@@ -168,17 +199,21 @@ munge -S "$MUNGE_SOCKET" -n | unmunge -S "$MUNGE_SOCKET" >/dev/null
 # 4. slurmctld from a clean state, then one slurmd per node, each with a private /tmp
 rm -rf "${STATE:?}/slurmctld/"*
 SLURM_CONF=$CONF slurmctld -i -f "$CONF"
-for i in $(seq 1 "$NODES"); do
+for i in $(seq 1 $((NODES + SLOW))); do
   rm -rf "${STATE:?}/slurmd/mn$i/"*
-  # shellcheck disable=SC2016  # $1 and $2 are sh's arguments
+  cgroup=""
+  if [ "$i" -gt "$NODES" ]; then cgroup="$(quota_cgroup "mn$i")"; fi
+  # shellcheck disable=SC2016  # $1, $2 and $3 are sh's arguments
   SLURM_CONF=$CONF unshare -m -u --propagation private \
-    sh -c 'hostname "$2" && mount -t tmpfs -o mode=1777 tmpfs /tmp && exec slurmd -f "$1" -N "$2"' \
-    slurmd "$CONF" "mn$i"
+    sh -c '{ [ -z "$3" ] || echo $$ > "$3/cgroup.procs"; } && hostname "$2" \
+           && mount -t tmpfs -o mode=1777 tmpfs /tmp && exec slurmd -f "$1" -N "$2"' \
+    slurmd "$CONF" "mn$i" "$cgroup"
 done
 
 # 5. wait until every node is idle
 for _ in $(seq 1 150); do
-  if [ "$(SLURM_CONF=$CONF sinfo -h -p multinode -o '%T %D' 2>/dev/null)" = "idle $NODES" ]; then
+  if [ "$(SLURM_CONF=$CONF sinfo -h -p multinode -o '%T %D' 2>/dev/null)" = "idle $NODES" ] \
+     && [ "$(SLURM_CONF=$CONF sinfo -h -p slow -o '%T %D' 2>/dev/null)" = "idle $SLOW" ]; then
     echo "multinode: started"
     SLURM_CONF=$CONF sinfo -N
     exit 0

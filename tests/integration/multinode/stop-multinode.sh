@@ -13,4 +13,8 @@ for f in "$RUN"/slurmd-*.pid; do
 done
 stop_pidfile "$RUN/slurmctld.pid" slurmctld
 stop_pidfile "$MUNGE_RUN/munged.pid" munged
+# the slow nodes' cgroups (start-multinode.sh), once their slurmd and its job steps are gone
+for dir in /sys/fs/cgroup/cpu/modak-multinode-* /sys/fs/cgroup/modak-multinode-*; do
+  [ -d "$dir" ] && rmdir "$dir" 2>/dev/null
+done
 exit 0
