@@ -146,9 +146,9 @@ def problems(doc, scheduler, duration):
                               section["signal_lead_time"], "give the checkpoint a few minutes of the job's time"))
     total = _seconds(section.get("total_training_time"))
     if total is not None:
-        if wall is None:
-            out.append(DslProblem(BASE + ".total_training_time", "needs job.job_options.wall_time_limit (the time "
-                                  "of one job)", section["total_training_time"], "set wall_time_limit"))
+        if not wall:        # none, or zero: no job time to divide the total by
+            out.append(DslProblem(BASE + ".total_training_time", "needs job.job_options.wall_time_limit above zero "
+                                  "(the time of one job)", section["total_training_time"], "set wall_time_limit"))
         elif not registry.capable(scheduler, registry.LIMIT_SIGNAL) and total > wall:
             out.append(DslProblem(BASE + ".total_training_time", "is longer than one job, and %s requeues no job at "
                                   "its limit" % scheduler, section["total_training_time"],

@@ -262,3 +262,9 @@ def test_a_cancel_stops_the_launch_that_timeout_runs_in_a_group_of_its_own(tmp_p
         time.sleep(0.05)
     assert not local._alive(launched, local.start_time(launched) or None), "the launch outlived the cancel"
     assert backend.status(job_id).state == "CANCELLED"
+
+
+def test_a_total_training_time_with_a_zero_wall_time_is_refused_by_path():
+    """A wall time of zero ("P", ISO 8601) leaves no job time to divide the total by: refused, not a crash."""
+    found = problems(local_job({"max_restarts": 0, "total_training_time": 1}, wall="P"))
+    assert "needs job.job_options.wall_time_limit above zero" in found["job.resilience.total_training_time"].message

@@ -387,7 +387,6 @@ def test_deepspeed_per_node_runs_on_two_nodes_with_one_loss(cluster):
     assert " %s -m deepspeed.launcher.runner --no_ssh --hostfile=" % python in text
     state, output = submit_and_wait(cluster, script)
     assert_two_nodes_agree(state, output)
-    hosts = [name for name in os.listdir(directory) if name.startswith("deepspeed-hosts.")]
-    assert len(hosts) == 1
-    lines = open(os.path.join(directory, hosts[0])).read().splitlines()
-    assert len(set(lines)) == 2 and all(line in ("%s slots=2" % n for n in cluster.nodes) for line in lines), lines
+    # the host file (a node and its slots per line) made the four ranks on two nodes above; the script's EXIT
+    # trap removed it when the job ended
+    assert [name for name in os.listdir(directory) if name.startswith("deepspeed-hosts.")] == []
