@@ -197,6 +197,10 @@ def program_problems(words):
     if first and first[0].startswith("%"):
         return [DslProblem(where, "the program name starts with '%', which bash reads as a job (fg)", first[0],
                            "name the program by its path, e.g. ./%s" % first[0])]
+    if first and first[0] in (".", "source"):
+        return [DslProblem(where, "'%s' is bash's own command: it would read a file into the job's shell instead of "
+                           "running a program" % first[0], first[0],
+                           "name the program by its path, e.g. ./run.sh, or put the line in target.setup")]
     return []
 
 

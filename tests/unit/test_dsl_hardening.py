@@ -235,3 +235,15 @@ def test_a_sif_path_that_reads_as_an_option_is_refused(image):
     with pytest.raises(Invalid) as info:
         dsl_module.parse(doc)
     assert [p.path for p in info.value.problems] == ["job.application.container_runtime"]
+
+
+@pytest.mark.parametrize("program", [".", "source", ". ./env.sh", "source ./env.sh"])
+def test_bashs_own_source_command_as_the_program_is_refused_by_path(program):
+    """'.' or 'source' as the program word would read a file into the job's own shell (the schema fuzzer wrote a
+    launch line of '.', which shellcheck reads as a source of nothing): refused, with the setup field to use."""
+    found = rejected(doc_with("application", "executable", program))
+    assert "bash's own command" in found["job.application.executable"].message
+
+
+def test_a_program_named_with_a_dot_in_its_path_is_still_accepted():
+    dsl.parse(doc_with("application", "executable", "./.hidden/run.sh"))
