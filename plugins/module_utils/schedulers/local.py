@@ -159,15 +159,6 @@ class Local(Scheduler):
         return ['[ -z "${MODAK_JOB_STATE:-}" ] || { echo "$%s" >"$MODAK_JOB_STATE.restarts.tmp" '
                 '&& mv -f "$MODAK_JOB_STATE.restarts.tmp" "$MODAK_JOB_STATE.restarts"; }' % variable]
 
-    def _restarts(self, job_id):
-        """The restart count a resilient local job recorded (None: it recorded none, it never ran again)."""
-        try:
-            with open(self._file(job_id, "restarts")) as handle:
-                text = handle.read().strip()
-        except OSError:
-            return None
-        return int(text) if text.isdigit() else None
-
     def limit_lines(self, options, lead_s):
         """A run still going when timeout(1) sent the signal ran that long (the script's SECONDS counts each run
         from zero): the limit stopped it, though the batch shell saw no signal."""
@@ -296,7 +287,11 @@ class Local(Scheduler):
                          stderr_path=stderr, elapsed=int(ended - started), name=name, **self._restart_fields(job_id))
 
     def _restart_fields(self, job_id):
-        restarts = self._restarts(job_id)
-        if restarts is None:
+        """The restart count a resilient local job recorded, and where it comes from (none recorded: nothing)."""
+        path = self._file(job_id, "restarts")
+        try:
+            with open(path) as handle:
+                text = handle.read().strip()
+        except OSError:
             return {}
-        return {"restarts": restarts, "restarts_from": "the job's own count (%s)" % self._file(job_id, "restarts")}
+        return {"restarts": int(text), "restarts_from": "the job's own count (%s)" % path} if text.isdigit() else {}
