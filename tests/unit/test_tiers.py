@@ -57,3 +57,23 @@ def test_scripts_test_spreads_over_the_cores_and_shows_the_slowest_unless_told()
                           timeout=120)
     assert done.returncode == 0 and "bringing up nodes" not in done.stdout, done.stdout
     assert "slowest 2 durations" in done.stdout, done.stdout
+
+
+@pytest.mark.integration   # a pytest run in a subprocess: seconds
+def test_a_hanging_test_fails_with_its_stack_and_the_run_goes_on(tmp_path):
+    """The suite's configuration (pyproject.toml) ends a test that runs past its timeout (pytest-timeout): the test
+    fails naming the timeout, the program it waited on is stopped, and the tests after it still run, under xdist
+    as in scripts/test. CI's run that hung at 99% ended only at CI's limit, with no test named."""
+    (tmp_path / "test_hang.py").write_text(
+        "import subprocess\n"
+        "def test_hangs():\n"
+        "    subprocess.run(['sleep', '60'], capture_output=True)\n"
+        "def test_after():\n"
+        "    pass\n")
+    argv = [os.path.join(ROOT, ".venv", "bin", "python"), "-m", "pytest", "-c", os.path.join(ROOT, "pyproject.toml"),
+            "--rootdir", str(tmp_path), str(tmp_path / "test_hang.py"), "-n", "2", "-p", "no:cacheprovider",
+            "-o", "timeout=2", "-ra"]
+    done = subprocess.run(argv, cwd=str(tmp_path), capture_output=True, text=True, check=False, timeout=50)
+    assert done.returncode == 1, done.stdout
+    assert "FAILED" in done.stdout and "test_hangs - Failed: Timeout (>2.0s)" in done.stdout, done.stdout
+    assert "1 failed, 1 passed" in done.stdout, done.stdout
