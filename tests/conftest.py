@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 
@@ -14,6 +15,24 @@ from helpers import ROOT  # noqa: E402  pylint: disable=wrong-import-position
 import services  # noqa: E402  pylint: disable=wrong-import-position
 
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog  # noqa: E402
+
+
+KEPT_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+@pytest.fixture(autouse=True)
+def signal_handlers_kept():
+    """Every test leaves SIGTERM's and SIGINT's handlers as it found them, or fails (and they are put back). A handler
+    left behind outlives the test in its worker: ansible_runner.run without a cancel callback installs one that only
+    sets a flag, and a later test's forked children then ignored SIGTERM, so multiprocessing's Pool.terminate()
+    waited for ever (a CI run hung at 99 %)."""
+    before = {number: signal.getsignal(number) for number in KEPT_SIGNALS}
+    yield
+    changed = [signal.Signals(number).name for number, handler in before.items()
+               if signal.getsignal(number) != handler]
+    for number in changed:
+        signal.signal(signal.Signals[number], before[signal.Signals[number]])
+    assert not changed, "the test left its own handler for %s behind" % ", ".join(changed)
 
 
 @pytest.fixture(scope="session")

@@ -90,9 +90,16 @@ def elsewhere(tmp_path, monkeypatch):
     return tmp_path
 
 
+def _never_cancelled():
+    """ansible_runner.run's cancel callback, as AWX passes its own: without one, run() replaces the process's
+    SIGTERM and SIGINT handlers for good (ansible_runner.utils.signal_handler), and the pytest worker's later forked
+    children would ignore SIGTERM."""
+    return False
+
+
 def _run(private, playbook, ident):
     done = ansible_runner.run(private_data_dir=str(private), playbook=playbook, ident=ident, quiet=True,
-                              timeout=600)
+                              timeout=600, cancel_callback=_never_cancelled)
     artifacts = private / "artifacts" / ident
     assert done.status == "successful" and done.rc == 0, (artifacts / "stdout").read_text()[-4000:]
     return done, artifacts
@@ -148,6 +155,6 @@ def test_a_playbook_in_a_subfolder_runs_the_job_and_fetches_its_output_into_the_
 def test_a_missing_dsl_names_the_project_among_the_places_looked_at(awx, elsewhere):
     _dump(str(awx / "project" / "missing.yml"), [dict(SITE[0], vars={"dsl_file": "dsl/absent.yaml"})])
     done = ansible_runner.run(private_data_dir=str(awx), playbook="missing.yml", ident="missing", quiet=True,
-                              timeout=600)
+                              timeout=600, cancel_callback=_never_cancelled)
     assert done.status == "failed"
     assert str(awx / "project" / "dsl" / "absent.yaml") in done.stdout.read()

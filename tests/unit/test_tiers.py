@@ -77,3 +77,22 @@ def test_a_hanging_test_fails_with_its_stack_and_the_run_goes_on(tmp_path):
     assert done.returncode == 1, done.stdout
     assert "FAILED" in done.stdout and "test_hangs - Failed: Timeout (>2.0s)" in done.stdout, done.stdout
     assert "1 failed, 1 passed" in done.stdout, done.stdout
+
+
+@pytest.mark.integration   # a pytest run in a subprocess: seconds
+def test_a_test_that_leaves_a_signal_handler_behind_fails_and_the_next_test_has_the_old_one(tmp_path):
+    """tests/conftest.py's signal_handlers_kept: a test that replaces SIGTERM's handler for good fails, and the
+    test after it in the same process finds the handler it would have had."""
+    (tmp_path / "test_handlers.py").write_text(
+        "import signal\n"
+        "def test_replaces():\n"
+        "    signal.signal(signal.SIGTERM, lambda number, frame: None)\n"
+        "def test_after():\n"
+        "    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "tests"), os.path.join(ROOT, "collections")]))
+    argv = [os.path.join(ROOT, ".venv", "bin", "python"), "-m", "pytest", "-p", "conftest", "-c",
+            os.path.join(ROOT, "pyproject.toml"), "--rootdir", str(tmp_path), str(tmp_path / "test_handlers.py"),
+            "-p", "no:cacheprovider", "-p", "no:xdist", "-ra"]
+    done = subprocess.run(argv, cwd=str(tmp_path), env=env, capture_output=True, text=True, check=False, timeout=60)
+    assert "the test left its own handler for SIGTERM behind" in done.stdout, done.stdout + done.stderr
+    assert "2 passed, 1 error" in done.stdout, done.stdout     # test_replaces: its call passed, its teardown not
