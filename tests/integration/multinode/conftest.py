@@ -4,8 +4,8 @@ The session fixture ``multinode`` runs start-multinode.sh, which installs the De
 missing (Slurm, munge, libpmix2, Open MPI, MPICH) and starts its own munged, a slurmctld and one slurmd per node
 (mn1, mn2, mn3; each slurmd with its own port and a private /tmp), all reached through ``SLURM_CONF``; beside them
 the partitions of placement: 'fast' on those nodes, 'slow' on three nodes of its own (mn4, mn5, mn6) whose slurmd
-runs under a CPU quota. It yields
-the environment the clients need and where jobs keep their files: under /var/tmp/modak-multinode, which every
+runs under a CPU quota; and the resilience tests' partitions 'preempt' and 'nodeloss' on nodes of their own. It
+yields the environment the clients need and where jobs keep their files: under /var/tmp/modak-multinode, which every
 node sees (the host's /tmp is hidden from the nodes). It needs root and apt-get; without them the tests fail
 with a message that says so (they are never skipped). The cluster is started once per run whichever worker needs
 it first (services.shared) and stopped after the run's last user only when this run started it.
@@ -43,6 +43,8 @@ class Cluster(dict):
     slow_partition = "slow"          # on ``slow_nodes``, each at most ``slow_quota`` of a CPU
     slow_nodes = SLOW_NODES
     slow_quota = SLOW_QUOTA
+    preempt_partition = "preempt"    # two nodes of its own, which 'urgent' also covers (test_resilience.py)
+    nodeloss_partition = "nodeloss"  # three nodes of their own: a job of two loses one (test_resilience.py)
     conf = CONF
     workdir = SHARED
 

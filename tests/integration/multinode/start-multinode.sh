@@ -22,6 +22,10 @@
 #     'fast' on the nodes above, 'slow' on nodes of their own (mn4.. after them) whose slurmd, and so every job
 #     step it starts, runs in a cgroup with a CPU quota (cgroup v1 cpu.cfs_quota_us, or v2 cpu.max); neither
 #     preempts the other, 'urgent' preempts 'fast' as it does 'multinode'.
+#   - two partitions of the resilience tests (tests/integration/multinode/test_resilience.py), on nodes of their own
+#     after the slow ones, so that their faults reach no other job and their jobs run beside the time-limit ones:
+#     'preempt' (two nodes, which 'urgent' also covers) and 'nodeloss' (three nodes: a job of two loses one and
+#     starts again on the other two).
 # Idempotent: when the cluster already runs with the same configuration it does nothing and prints
 # "multinode: already running"; otherwise it (re)starts it and prints "multinode: started".
 # Env knobs:
@@ -30,6 +34,7 @@
 #   MULTINODE_MEM_MB=N      memory each node announces (default 2000)
 #   MULTINODE_SLOW_NODES=N  nodes of the partition 'slow' (default 3)
 #   MULTINODE_SLOW_QUOTA=P  the CPU each slow node may use, in per cent of one CPU (default 25)
+#   The partitions 'preempt' (2 nodes) and 'nodeloss' (3 nodes) come after the slow nodes.
 set -euo pipefail
 # the daemons started below must not inherit a lock the caller holds (flock /work/wt/multinode.lock ...): a
 # munged holding it would keep it for ever
@@ -43,6 +48,9 @@ CPUS="${MULTINODE_CPUS:-4}"
 MEM_MB="${MULTINODE_MEM_MB:-2000}"
 SLOW="${MULTINODE_SLOW_NODES:-3}"
 SLOW_QUOTA="${MULTINODE_SLOW_QUOTA:-25}"
+PREEMPT=2
+NODELOSS=3
+ALL=$((NODES + SLOW + PREEMPT + NODELOSS))
 ETC=/etc/slurm-multinode
 CONF=$ETC/slurm.conf
 RUN=/run/slurm-multinode
@@ -86,10 +94,15 @@ chmod 1777 "$SHARED"
 NODE_LINES=""
 NAMES=""
 SLOW_NAMES=""
-for i in $(seq 1 $((NODES + SLOW))); do
+PREEMPT_NAMES=""
+NODELOSS_NAMES=""
+for i in $(seq 1 "$ALL"); do
   NODE_LINES="${NODE_LINES}NodeName=mn$i NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((FIRST_SLURMD_PORT + i - 1)) CPUs=$CPUS RealMemory=$MEM_MB State=UNKNOWN
 "
-  if [ "$i" -le "$NODES" ]; then NAMES="${NAMES:+$NAMES,}mn$i"; else SLOW_NAMES="${SLOW_NAMES:+$SLOW_NAMES,}mn$i"; fi
+  if [ "$i" -le "$NODES" ]; then NAMES="${NAMES:+$NAMES,}mn$i"
+  elif [ "$i" -le $((NODES + SLOW)) ]; then SLOW_NAMES="${SLOW_NAMES:+$SLOW_NAMES,}mn$i"
+  elif [ "$i" -le $((NODES + SLOW + PREEMPT)) ]; then PREEMPT_NAMES="${PREEMPT_NAMES:+$PREEMPT_NAMES,}mn$i"
+  else NODELOSS_NAMES="${NODELOSS_NAMES:+$NODELOSS_NAMES,}mn$i"; fi
   mkdir -p "$STATE/slurmd/mn$i"
   # node names resolve, as on a cluster (a job's MASTER_ADDR is its first node's name); every node is this host
   if ! getent hosts "mn$i" >/dev/null; then
@@ -133,15 +146,17 @@ SlurmdTimeout=30
 PreemptType=preempt/partition_prio
 PreemptMode=REQUEUE
 ${NODE_LINES}PartitionName=multinode Nodes=$NAMES Default=YES MaxTime=INFINITE State=UP PriorityTier=1 GraceTime=30
-PartitionName=urgent Nodes=$NAMES MaxTime=INFINITE State=UP PriorityTier=2 PreemptMode=OFF
+PartitionName=urgent Nodes=$NAMES,$PREEMPT_NAMES MaxTime=INFINITE State=UP PriorityTier=2 PreemptMode=OFF
 PartitionName=fast Nodes=$NAMES MaxTime=INFINITE State=UP PriorityTier=1
 PartitionName=slow Nodes=$SLOW_NAMES MaxTime=INFINITE State=UP PriorityTier=1
+PartitionName=preempt Nodes=$PREEMPT_NAMES MaxTime=INFINITE State=UP PriorityTier=1 GraceTime=30
+PartitionName=nodeloss Nodes=$NODELOSS_NAMES MaxTime=INFINITE State=UP PriorityTier=1
 CONFEOF
 )"
 
 nodes_alive() {
   local i
-  for i in $(seq 1 $((NODES + SLOW))); do alive "$RUN/slurmd-mn$i.pid" slurmd || return 1; done
+  for i in $(seq 1 "$ALL"); do alive "$RUN/slurmd-mn$i.pid" slurmd || return 1; done
 }
 
 # the cgroup of a slow node's slurmd (its job steps are its children): at most SLOW_QUOTA % of one CPU
@@ -199,10 +214,10 @@ munge -S "$MUNGE_SOCKET" -n | unmunge -S "$MUNGE_SOCKET" >/dev/null
 # 4. slurmctld from a clean state, then one slurmd per node, each with a private /tmp
 rm -rf "${STATE:?}/slurmctld/"*
 SLURM_CONF=$CONF slurmctld -i -f "$CONF"
-for i in $(seq 1 $((NODES + SLOW))); do
+for i in $(seq 1 "$ALL"); do
   rm -rf "${STATE:?}/slurmd/mn$i/"*
   cgroup=""
-  if [ "$i" -gt "$NODES" ]; then cgroup="$(quota_cgroup "mn$i")"; fi
+  if [ "$i" -gt "$NODES" ] && [ "$i" -le $((NODES + SLOW)) ]; then cgroup="$(quota_cgroup "mn$i")"; fi
   # shellcheck disable=SC2016  # $1, $2 and $3 are sh's arguments
   SLURM_CONF=$CONF unshare -m -u --propagation private \
     sh -c '{ [ -z "$3" ] || echo $$ > "$3/cgroup.procs"; } && hostname "$2" \
@@ -213,7 +228,9 @@ done
 # 5. wait until every node is idle
 for _ in $(seq 1 150); do
   if [ "$(SLURM_CONF=$CONF sinfo -h -p multinode -o '%T %D' 2>/dev/null)" = "idle $NODES" ] \
-     && [ "$(SLURM_CONF=$CONF sinfo -h -p slow -o '%T %D' 2>/dev/null)" = "idle $SLOW" ]; then
+     && [ "$(SLURM_CONF=$CONF sinfo -h -p slow -o '%T %D' 2>/dev/null)" = "idle $SLOW" ] \
+     && [ "$(SLURM_CONF=$CONF sinfo -h -p preempt -o '%T %D' 2>/dev/null)" = "idle $PREEMPT" ] \
+     && [ "$(SLURM_CONF=$CONF sinfo -h -p nodeloss -o '%T %D' 2>/dev/null)" = "idle $NODELOSS" ]; then
     echo "multinode: started"
     SLURM_CONF=$CONF sinfo -N
     exit 0

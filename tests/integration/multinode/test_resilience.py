@@ -6,9 +6,12 @@ checkpoint at the same step and stops, the job requeues itself (scontrol requeue
 two minutes on Slurm 22.05), resumes from the checkpoint and ends COMPLETED with the final loss of an uninterrupted run
 of the same training, bit for bit.
 
-The uninterrupted run is submitted beside the interrupted one and shared by the tests. Every test of the multi-node
-cluster runs on one worker, one after the other (tests/services.py: these tests lose a node and restart the
-controller and the cluster). Runs as root, like the other multi-node tests.
+Every scenario starts with the module, in the background, and the tests read what each one saw: the uninterrupted
+run and the one that reaches its limit share the partition 'multinode'; the preemption and the node loss run beside
+them on nodes of their own (the partitions 'preempt' and 'nodeloss'), so that their faults reach no other job; the
+controller restart comes last, once every other scenario has ended. The lost node comes back when the module ends
+(the cluster is started afresh). Every test of the multi-node cluster runs on one worker, one after the other
+(tests/services.py). Runs as root, like the other multi-node tests.
 """
 
 from __future__ import annotations
@@ -56,13 +59,14 @@ def torch_python():
     return python
 
 
-def write_job(cluster, name, wall, lead, every=0):
-    """modak writes the example's job, shortened, into its own directory; returns the script's path."""
+def write_job(cluster, name, wall, lead, every=0, partition=None):
+    """modak writes the example's job, shortened, into its own directory (for ``partition``, else the cluster's
+    default one); returns the script's path."""
     directory = os.path.join(cluster.workdir, name)
     os.makedirs(directory)
     doc = yaml.safe_load(open(EXAMPLE))
     job = doc["job"]
-    job["job_options"].update({"job_name": name, "wall_time_limit": wall, "partition": cluster.partition,
+    job["job_options"].update({"job_name": name, "wall_time_limit": wall, "partition": partition or cluster.partition,
                                "standard_output_file": name + "-%j.out"})
     arguments = TRAINING + (" --checkpoint-every %d" % every if every else "")
     job["application"].update({"executable": "%s mnist_cnn.py" % torch_python(), "arguments": arguments,
@@ -89,11 +93,9 @@ def show(cluster, job_id):
     return dict(token.split("=", 1) for token in out.split() if "=" in token)
 
 
-def wait_ended(cluster, job_id, timeout, ended=None):
+def wait_ended(cluster, job_id, timeout):
     """The job's fields once it has ended for good: a requeued job goes back to PENDING, which is not an end. The
-    controller forgets a job MinJobAge (300 s) after its end: ``ended`` keeps what was read (the module's jobs)."""
-    if ended is not None and job_id in ended:
-        return ended[job_id]
+    controller forgets a job MinJobAge (300 s) after its end: the scenarios read it as it ends."""
     deadline, fields, seen = time.monotonic() + timeout, {}, []
     while time.monotonic() < deadline:
         fields = show(cluster, job_id)
@@ -105,8 +107,6 @@ def wait_ended(cluster, job_id, timeout, ended=None):
             break
         time.sleep(3)
     fields["seen"] = seen
-    if ended is not None:
-        ended[job_id] = fields
     return fields
 
 
@@ -122,15 +122,103 @@ def cluster(multinode):
     return multinode
 
 
+class Scenario(threading.Thread):
+    """One scenario, run in the background from the module's start: what it returned, or what it raised."""
+
+    def __init__(self, name, target):
+        super().__init__(name=name, daemon=True)
+        self.target_fn, self.result, self.error = target, None, None
+
+    def run(self):
+        try:
+            self.result = self.target_fn()
+        except BaseException as exc:  # pylint: disable=broad-except  # raised again in the test that reads it
+            self.error = exc
+
+    def outcome(self, timeout):
+        self.join(timeout)
+        assert not self.is_alive(), "%s has not ended after %d s" % (self.name, timeout)
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def wait_checkpoint(cluster, job_id, script):
+    """The job's fields once its rank 0 has written a checkpoint (it runs, mid-training)."""
+    checkpoint = os.path.join(os.path.dirname(script), "checkpoints", "rank-0.pt")
+    deadline = time.monotonic() + 300
+    while not os.path.exists(checkpoint) and time.monotonic() < deadline:
+        time.sleep(2)
+    fields = show(cluster, job_id)
+    assert fields.get("JobState") == "RUNNING" and os.path.exists(checkpoint), fields
+    return fields
+
+
+def job_output(script, name, job_id):
+    with open(os.path.join(os.path.dirname(script), "%s-%s.out" % (name, job_id))) as handle:
+        return handle.read()
+
+
+def preemption(cluster, script):
+    """The job of the partition 'preempt' is preempted mid-training by one of 'urgent' that wants its nodes whole."""
+    started = time.monotonic()
+    job_id = submit(cluster, script)
+    fields = wait_checkpoint(cluster, job_id, script)
+    urgent = _run(["sbatch", "--parsable", "--partition=urgent", "--nodelist=%s" % fields["NodeList"], "--nodes=2",
+                   "--exclusive", "--time=1", "--output=/dev/null", "--wrap", "sleep 10"], env=cluster,
+                  cwd=cluster.workdir, timeout=60).strip()
+    fields = wait_ended(cluster, job_id, 900)
+    return {"fields": fields, "output": job_output(script, "preempted", job_id), "urgent": urgent,
+            "took": int(time.monotonic() - started)}
+
+
+def node_loss(cluster, script):
+    """The node of the job's batch script, in the partition 'nodeloss', is lost mid-training."""
+    started = time.monotonic()
+    job_id = submit(cluster, script)
+    fields = wait_checkpoint(cluster, job_id, script)
+    lost = fields["BatchHost"]
+    assert kill_node(lost)
+    fields = wait_ended(cluster, job_id, 900)
+    return {"fields": fields, "output": job_output(script, "lostnode", job_id), "lost": lost,
+            "took": int(time.monotonic() - started)}
+
+
 @pytest.fixture(scope="module")
 def jobs(cluster):
-    """Both jobs, submitted at once: the uninterrupted run (a 10-minute limit) and the one that reaches its
-    2-minute limit; they share the cluster's nodes (one core per rank)."""
+    """Every scenario but the controller restart, started at once: the uninterrupted run (a 10-minute limit) and the
+    one that reaches its 2-minute limit share the partition 'multinode' (one core per rank), batch_job's wait follows
+    the limited one from its submission; the preemption and the node loss run on nodes of their own. When the module
+    ends, the cluster is started afresh (the lost node comes back)."""
     started = time.monotonic()
-    whole = write_job(cluster, "whole", "00:10:00", LEAD_S)
-    limited = write_job(cluster, "limited", "00:02:00", LEAD_S)
-    ids = {"whole": submit(cluster, whole), "limited": submit(cluster, limited)}
-    return {"ids": ids, "scripts": {"whole": whole, "limited": limited}, "started": started, "ended": {}}
+    scripts = {"whole": write_job(cluster, "whole", "00:10:00", LEAD_S),
+               "limited": write_job(cluster, "limited", "00:02:00", LEAD_S),
+               "preempted": write_job(cluster, "preempted", "00:10:00", LEAD_S, every=5,
+                                      partition=cluster.preempt_partition),
+               "lostnode": write_job(cluster, "lostnode", "00:10:00", LEAD_S, every=5,
+                                     partition=cluster.nodeloss_partition)}
+    ids = {"whole": submit(cluster, scripts["whole"]), "limited": submit(cluster, scripts["limited"])}
+    scenarios = {"whole": Scenario("the uninterrupted run", lambda: wait_ended(cluster, ids["whole"], 600)),
+                 "limited": Scenario("the run that reaches its limit", lambda: wait_ended(cluster, ids["limited"], 900)),
+                 "followed": Scenario("batch_job's wait on the limited run", lambda: follow(cluster, ids["limited"])),
+                 "preempted": Scenario("the preemption", lambda: preemption(cluster, scripts["preempted"])),
+                 "lostnode": Scenario("the node loss", lambda: node_loss(cluster, scripts["lostnode"]))}
+    for scenario in scenarios.values():
+        scenario.start()
+    yield {"ids": ids, "scripts": scripts, "started": started, "scenarios": scenarios}
+    for scenario in scenarios.values():
+        scenario.join(1200)
+    env = dict(os.environ, MULTINODE_NODES=str(len(cluster.nodes)), MULTINODE_CPUS=str(cluster.cpus))
+    restart = subprocess.run(["bash", os.path.join(HERE, "start-multinode.sh")], env=env, capture_output=True,
+                             text=True, timeout=900, check=False)
+    assert restart.returncode == 0, restart.stderr
+
+
+def reference_loss(jobs):
+    """The final loss of the uninterrupted run, once it has COMPLETED."""
+    whole = jobs["scenarios"]["whole"].outcome(700)
+    assert whole["JobState"] == "COMPLETED", output_of(jobs, "whole")[-4000:]
+    return losses(output_of(jobs, "whole"))
 
 
 def output_of(jobs, name):
@@ -154,20 +242,18 @@ def follow(cluster, job_id):
     return result
 
 
-def test_the_time_limit_signals_checkpoints_requeues_and_resumes_to_the_same_loss(cluster, jobs):
-    """The limited job is followed by batch_job's wait, which reports the restart and each run between requeues."""
-    whole = wait_ended(cluster, jobs["ids"]["whole"], 600, jobs["ended"])
-    assert whole["JobState"] == "COMPLETED", output_of(jobs, "whole")[-4000:]
-    reference = losses(output_of(jobs, "whole"))
-    followed = follow(cluster, jobs["ids"]["limited"])
-    fields = wait_ended(cluster, jobs["ids"]["limited"], 900, jobs["ended"])
+def test_the_time_limit_signals_checkpoints_requeues_and_resumes_to_the_same_loss(jobs):
+    """The limited job is followed by batch_job's wait from its submission, which reports the restart and each run
+    between requeues."""
+    reference = reference_loss(jobs)
+    followed = jobs["scenarios"]["followed"].outcome(1000)
+    fields = jobs["scenarios"]["limited"].outcome(1000)
     output = output_of(jobs, "limited")
     print("batch_job's wait: %s, restarts %s (%s), runs %s"
           % (followed.get("state"), followed.get("restarts"), followed.get("restarts_from"), followed.get("segments")))
     assert (followed.get("restarts") or 0) >= 1, followed
     assert (followed.get("restarts_from") or "").startswith("scontrol"), followed
-    # the runs it saw: the wait starts once the uninterrupted run has ended, by when the job has mostly been
-    # requeued already; its last run is the restart that completed
+    # the runs it saw: the first one, cut by the limit, and the restart that completed
     runs = followed.get("segments") or []
     assert followed.get("state") == "COMPLETED" and runs and runs[-1]["restart"] == followed["restarts"], followed
     took = int(time.monotonic() - jobs["started"])
@@ -183,33 +269,16 @@ def test_the_time_limit_signals_checkpoints_requeues_and_resumes_to_the_same_los
     assert "#SBATCH --signal=B:USR1@30\n#SBATCH --requeue\n#SBATCH --open-mode=append\n" in script
 
 
-def test_a_preempted_job_is_requeued_and_resumes_to_the_same_loss(cluster, jobs):
-    """A job of the partition multinode (PriorityTier=1, GraceTime=30) is preempted by one of the partition urgent
+def test_a_preempted_job_is_requeued_and_resumes_to_the_same_loss(jobs):
+    """A job of the partition preempt (PriorityTier=1, GraceTime=30) is preempted by one of the partition urgent
     (PriorityTier=2) that wants its nodes whole: Slurm sends TERM to the job's steps (not to the batch shell) and the
     ranks checkpoint; the job would end within the grace time, which PreemptMode=REQUEUE does not requeue, so the
     script requeues itself (scontrol shows PreemptTime); it resumes from the checkpoint and ends with the
-    uninterrupted run's loss. It starts once the other jobs have ended, so that only it is preempted."""
-    whole = wait_ended(cluster, jobs["ids"]["whole"], 600, jobs["ended"])
-    assert whole["JobState"] == "COMPLETED"
-    wait_ended(cluster, jobs["ids"]["limited"], 900, jobs["ended"])
-    reference = losses(output_of(jobs, "whole"))
-    started = time.monotonic()
-    script = write_job(cluster, "preempted", "00:10:00", LEAD_S, every=5)
-    job_id = submit(cluster, script)
-    checkpoint = os.path.join(os.path.dirname(script), "checkpoints", "rank-0.pt")
-    deadline = time.monotonic() + 300
-    while not os.path.exists(checkpoint) and time.monotonic() < deadline:
-        time.sleep(2)
-    fields = show(cluster, job_id)
-    assert fields.get("JobState") == "RUNNING" and os.path.exists(checkpoint), fields
-    urgent = _run(["sbatch", "--parsable", "--partition=urgent", "--nodelist=%s" % fields["NodeList"], "--nodes=2",
-                   "--exclusive", "--time=1", "--output=/dev/null", "--wrap", "sleep 10"], env=cluster,
-                  cwd=cluster.workdir, timeout=60).strip()
-    fields = wait_ended(cluster, job_id, 900)
-    with open(os.path.join(os.path.dirname(script), "preempted-%s.out" % job_id)) as handle:
-        output = handle.read()
-    took = int(time.monotonic() - started)
-    print("preempted job: states %s, %s s; urgent job %s" % (" -> ".join(fields["seen"]), took, urgent))
+    uninterrupted run's loss. Its nodes are its own, so that only it is preempted."""
+    reference = reference_loss(jobs)
+    seen = jobs["scenarios"]["preempted"].outcome(1300)
+    fields, output = seen["fields"], seen["output"]
+    print("preempted job: states %s, %s s; urgent job %s" % (" -> ".join(fields["seen"]), seen["took"], seen["urgent"]))
     assert fields["JobState"] == "COMPLETED", (fields, output[-6000:])
     assert int(fields.get("Restarts", "0")) >= 1, fields
     assert re.search(r"^resume rank=0 step=\d+$", output, re.M), output[-4000:]
@@ -236,36 +305,14 @@ def kill_node(node):
     return killed
 
 
-def test_a_job_that_loses_its_node_is_requeued_and_resumes_to_the_same_loss(cluster, jobs):
+def test_a_job_that_loses_its_node_is_requeued_and_resumes_to_the_same_loss(jobs):
     """The node of the job's batch script is lost mid-training: Slurm marks it DOWN after SlurmdTimeout, ends the
     job NODE_FAIL and requeues it (--requeue); it starts on the two nodes left, resumes from the last checkpoint of
-    every 5 steps and ends with the uninterrupted run's loss. The cluster is started afresh afterwards (the lost node
-    comes back)."""
-    whole = wait_ended(cluster, jobs["ids"]["whole"], 600, jobs["ended"])
-    assert whole["JobState"] == "COMPLETED"
-    reference = losses(output_of(jobs, "whole"))
-    wait_ended(cluster, jobs["ids"]["limited"], 900, jobs["ended"])
-    started = time.monotonic()
-    script = write_job(cluster, "lostnode", "00:10:00", LEAD_S, every=5)
-    job_id = submit(cluster, script)
-    checkpoint = os.path.join(os.path.dirname(script), "checkpoints", "rank-0.pt")
-    deadline = time.monotonic() + 300
-    while not os.path.exists(checkpoint) and time.monotonic() < deadline:
-        time.sleep(2)
-    fields = show(cluster, job_id)
-    assert fields.get("JobState") == "RUNNING" and os.path.exists(checkpoint), fields
-    lost = fields["BatchHost"]
-    try:
-        assert kill_node(lost)
-        fields = wait_ended(cluster, job_id, 900)
-    finally:
-        env = dict(os.environ, MULTINODE_NODES=str(len(cluster.nodes)), MULTINODE_CPUS=str(cluster.cpus))
-        restart = subprocess.run(["bash", os.path.join(HERE, "start-multinode.sh")], env=env, capture_output=True,
-                                 text=True, timeout=900, check=False)
-    with open(os.path.join(os.path.dirname(script), "lostnode-%s.out" % job_id)) as handle:
-        output = handle.read()
-    print("job that lost %s: states %s, %s s" % (lost, " -> ".join(fields["seen"]), int(time.monotonic() - started)))
-    assert restart.returncode == 0, restart.stderr
+    every 5 steps and ends with the uninterrupted run's loss."""
+    reference = reference_loss(jobs)
+    seen = jobs["scenarios"]["lostnode"].outcome(1300)
+    fields, output, lost = seen["fields"], seen["output"], seen["lost"]
+    print("job that lost %s: states %s, %s s" % (lost, " -> ".join(fields["seen"]), seen["took"]))
     assert fields["JobState"] == "COMPLETED", (fields, output[-6000:])
     assert int(fields.get("Restarts", "0")) >= 1 and lost not in fields.get("NodeList", ""), fields
     assert re.search(r"^resume rank=0 step=\d+$", output, re.M), output[-4000:]
@@ -289,12 +336,13 @@ def restart_controller(cluster, down_s):
 def test_the_wait_goes_on_while_the_controller_restarts(cluster, jobs):
     """batch_job's wait (job_control.Job, the module's code) follows a training while slurmctld is stopped for 20 s
     and started again on its saved state: the status queries that fail meanwhile are asked again (status_errors),
-    the wait does not end, and the job ends COMPLETED with the uninterrupted run's loss."""
+    the wait does not end, and the job ends COMPLETED with the uninterrupted run's loss. It starts once every other
+    scenario has ended: a requeue asked of a stopped controller would fail."""
     from ansible_collections.sodalite.modak.plugins.module_utils import job_control  # pylint: disable=import-outside-toplevel
     from ansible_collections.sodalite.modak.plugins.module_utils.commands import ProcessRunner  # pylint: disable=import-outside-toplevel
-    whole = wait_ended(cluster, jobs["ids"]["whole"], 600, jobs["ended"])
-    assert whole["JobState"] == "COMPLETED"
-    reference = losses(output_of(jobs, "whole"))
+    reference = reference_loss(jobs)
+    for scenario in jobs["scenarios"].values():
+        scenario.join(1300)
     script = write_job(cluster, "steady", "00:10:00", LEAD_S)
     request = job_control.Request(script=script, scheduler="slurm", wait=True, wait_timeout=900, poll_interval=5)
     job = job_control.Job(request, ProcessRunner(timeout=30, env=dict(cluster)))
