@@ -238,3 +238,28 @@ def test_an_image_the_job_fetches_into_a_sticky_shared_directory_is_launched(bas
     shared = directory(os.path.join(base, "shared"), 0, 0, 0o1777)
     assert run_with_windows(engine, True, shared, {"ids": (USER, PRIVATE), "groups": (PRIVATE,)}, "true",
                             base) == "user's image"
+
+
+EVE = 4242                 # an account with no passwd entry of its own here; the stub getent lists it
+
+
+def test_a_private_group_that_is_another_accounts_primary_group_is_not_trusted(base):
+    """The user's group is named as the user with no member listed, but another account's passwd entry names it as
+    its primary group (`useradd -g daemon eve`: a group lists only supplementary members). Before, the check took
+    the group as the user's private one, accepted the image's group-writable program, and that account rewrote it
+    before the launch. Now a group that is another account's primary group is not trusted (a stub getent adds
+    that account to the passwd database)."""
+    images, python = charliecloud_image(base, PRIVATE)
+    stubs = directory(os.path.join(base, "bin"), 0, 0, 0o755)
+    file(os.path.join(stubs, "getent"), '#!/bin/bash\n/usr/bin/getent "$@"\nrc=$?\n'
+         '[ "$*" = passwd ] && echo "eve:x:%d:%d::/:/bin/sh"\nexit $rc\n' % (EVE, PRIVATE), 0, 0, 0o755)
+    lines = registry.get("charliecloud").check_lines(URI, shell_quote(images))
+    env = {"PATH": "%s:/usr/bin:/bin" % stubs}
+    checked = as_user(USER, PRIVATE, "\n".join(lines + ['printf "%s" "$IMAGE"']), env=env)
+    if checked.returncode == 0:
+        as_user(EVE, PRIVATE, "echo eve\\'s python > %s" % shell_quote(python))
+        launched = as_user(USER, PRIVATE, 'cat -- "$IMAGE/bin/python"', env={"IMAGE": checked.stdout})
+        pytest.fail("launched: %s" % launched.stdout)
+    assert checked.returncode == 1 and "not this user's own image" in checked.stderr
+    # without that account, the same image passes (the group is the user's private one)
+    assert as_user(USER, PRIVATE, "\n".join(lines + ['printf "%s" "$IMAGE"'])).returncode == 0

@@ -19,20 +19,23 @@ check and the launch, as sshd's StrictModes checks ``~/.ssh``:
   entry is the user's, and others write only its sticky directories (its /tmp) or, for a trusted group, group
   -writable files (Debian's /var/mail, /var/log/wtmp, which an unprivileged conversion gives the user's group).
 
-A trusted group is the user's private group (the primary group named as the user, with no other member listed:
-User Private Groups, as useradd makes them) or a group the site lists in ``MODAK_TRUSTED_GROUPS`` (names or gids,
-separated by spaces). A shared primary group (``users``) is not trusted: its members are other users.
+A trusted group is the user's private group (the primary group named as the user, with no other member listed and
+no other account's primary group in the passwd database: User Private Groups, as useradd makes them; an account
+made with ``useradd -g <user>`` is in the group without being listed) or a group the site lists in
+``MODAK_TRUSTED_GROUPS`` (names or gids, separated by spaces). A shared primary group (``users``) is not trusted: its members are other users.
 """
 
 from __future__ import annotations
 
 # the functions the check calls; defined where the check is (a job script, a stage script)
 _FUNCTIONS = r"""modak_trusted_gids() {  # the user's private group, the site's trusted groups
-  local me entry group
+  local me entry others group
   me="$(id -un 2>/dev/null || true)"
   entry="$(getent group "$(id -g)" || true)"
   if [ -n "$me" ] && [ "${entry%%:*}" = "$me" ] && { [ -z "${entry##*:}" ] || [ "${entry##*:}" = "$me" ]; }; then
-    id -g
+    # and nobody else's primary group (useradd -g): a group lists only its supplementary members
+    others="$(getent passwd | awk -F: -v u="$(id -u)" -v g="$(id -g)" '$4 == g && $3 != u' || echo unknown)"
+    [ -n "$others" ] || id -g
   fi
   for group in ${MODAK_TRUSTED_GROUPS:-}; do getent group "$group" | cut -d: -f3 || true; done
 }
