@@ -175,8 +175,7 @@ def _with_pauses(lines, sync):
     for at, line in enumerate(lines):
         out.append(line)
         if line == "fi" and at >= 2 and lines[at - 1] == "  exit 1" and "$MODAK_UNTRUSTED" in lines[at - 2]:
-            out.append("touch %s/%d.checked; while [ ! -e %s/%d.go ]; do sleep 0.02; done" % (sync, window, sync,
-                                                                                           window))
+            out.append("touch {0}/{1}.checked; while [ ! -e {0}/{1}.go ]; do sleep 0.02; done".format(sync, window))
             window += 1
     return out
 
@@ -223,8 +222,8 @@ def test_an_image_another_user_creates_after_the_check_is_never_launched(base, e
     image or stops."""
     shared = directory(os.path.join(base, "shared"), 0, SHARED, mode)
     image = os.path.join(shared, names.cache_name(URI, ".sif" if engine == "apptainer" else ""))
-    plant = ("[ -e {0} ] || {{ mkdir -p {0}/bin && echo other\\'s image > {0}/bin/python; }}" if engine == "charliecloud"
-             else "[ -e {0} ] || echo other\\'s image > {0}").format(shell_quote(image))
+    plant = ("[ -e {0} ] || {{ mkdir -p {0}/bin && echo other\\'s image > {0}/bin/python; }}"
+             if engine == "charliecloud" else "[ -e {0} ] || echo other\\'s image > {0}").format(shell_quote(image))
     outcome = run_with_windows(engine, fetch, shared, {"ids": (USER, PRIVATE), "groups": (PRIVATE, SHARED)}, plant,
                                base)
     assert not isinstance(outcome, str), "launched: %s" % outcome

@@ -222,8 +222,8 @@ def stage_on_this_host(work, script):
     input and its directory, with the role's variables; the staging script ``script`` was placed into ``work``."""
     task = next(t for t in _tasks(_load("roles/optimised_job/tasks/stage.yml"))
                 if t.get("name", "").startswith("Stage the image on this host"))["ansible.builtin.command"]
-    variables = {"optimised_job_dir": work, "optimised_job_optimised": {"job_script": work + "/train.sbatch",
-                                                                       "image_stage": script}}
+    variables = {"optimised_job_dir": work,
+                 "optimised_job_optimised": {"job_script": work + "/train.sbatch", "image_stage": script}}
     stdin = _template(task["stdin"], **variables) if "stdin" in task else None
     if stdin is not None and task.get("stdin_add_newline", True):
         stdin += "\n"

@@ -92,26 +92,3 @@ def test_a_script_others_may_write_or_in_a_parent_others_may_rename_is_not_submi
     os.chmod(base, 0o777)                       # others may rename project/ and put their own in its place
     with pytest.raises(SubmitError, match="every user may write it"):
         run(Request(script=script, scheduler="local", chdir=path))
-
-
-def test_a_private_group_that_is_another_accounts_primary_group_is_not_trusted(monkeypatch):
-    """A group named as the user with no member listed was taken as the user's private group; an account whose
-    passwd entry names it as its primary group (`useradd -g alice eve`) is in it unlisted, and could rename a file
-    in a directory that group may write. Now such a group is trusted only when no other account has it as its
-    primary group (the databases are stand-ins here: the user alice, the account eve)."""
-    import grp                                    # pylint: disable=import-outside-toplevel
-    import pwd                                    # pylint: disable=import-outside-toplevel
-    from ansible_collections.sodalite.modak.plugins.module_utils import path_trust  # pylint: disable=import-outside-toplevel
-
-    uid, gid = os.geteuid(), os.getegid()
-    alice = pwd.struct_passwd(("alice", "x", uid, gid, "", "/home/alice", "/bin/sh"))
-    eve = pwd.struct_passwd(("eve", "x", uid + 4242, gid, "", "/home/eve", "/bin/sh"))
-    monkeypatch.setattr(pwd, "getpwuid", lambda _uid: alice)
-    monkeypatch.setattr(grp, "getgrgid", lambda _gid: grp.struct_group(("alice", "x", gid, [])))
-    monkeypatch.delenv("MODAK_TRUSTED_GROUPS", raising=False)
-    project = os.stat_result((0o40770, 0, 0, 2, uid, gid, 4096, 0, 0, 0))        # drwxrwx--- alice:alice
-    monkeypatch.setattr(pwd, "getpwall", lambda: [alice])
-    assert path_trust.trusted_gids() == {gid} and path_trust.others_may_change(project) is None
-    monkeypatch.setattr(pwd, "getpwall", lambda: [alice, eve])
-    assert path_trust.trusted_gids() == set()
-    assert "its group (gid %d) may write it, and the group is not trusted" % gid in path_trust.others_may_change(project)

@@ -22,7 +22,8 @@ check and the launch, as sshd's StrictModes checks ``~/.ssh``:
 A trusted group is the user's private group (the primary group named as the user, with no other member listed and
 no other account's primary group in the passwd database: User Private Groups, as useradd makes them; an account
 made with ``useradd -g <user>`` is in the group without being listed) or a group the site lists in
-``MODAK_TRUSTED_GROUPS`` (names or gids, separated by spaces). A shared primary group (``users``) is not trusted: its members are other users.
+``MODAK_TRUSTED_GROUPS`` (names or gids, separated by spaces). A shared primary group (``users``) is not trusted: its
+members are other users.
 """
 
 from __future__ import annotations
