@@ -9,8 +9,8 @@ same model as shell lines (runtimes/trust.py).
 Nobody but the user and root may change the file, or rename it or a directory of its path: a directory is the
 user's or root's and written by others only with the sticky bit (they cannot rename what is not theirs) or by a
 trusted group; a trusted group is the user's private group (the primary group named as the user, with no other
-member listed: User Private Groups) or one that ``MODAK_TRUSTED_GROUPS`` lists (names or gids, separated by
-spaces)."""
+member listed and no other account's primary group in the passwd database: User Private Groups) or one that
+``MODAK_TRUSTED_GROUPS`` lists (names or gids, separated by spaces)."""
 
 from __future__ import annotations
 
@@ -20,16 +20,24 @@ import pwd
 import stat
 
 
+def private_gid():
+    """The gid of the user's private group (see above), or None. A group lists only its supplementary members: an
+    account whose passwd entry names the group as its primary one (``useradd -g <user>``) is in it unlisted."""
+    try:
+        me = pwd.getpwuid(os.geteuid())
+        group = grp.getgrgid(os.getegid())
+    except KeyError:
+        return None
+    if group.gr_name != me.pw_name or not set(group.gr_mem) <= set([me.pw_name]):
+        return None
+    if any(entry.pw_gid == group.gr_gid and entry.pw_uid != me.pw_uid for entry in pwd.getpwall()):
+        return None
+    return group.gr_gid
+
+
 def trusted_gids():
     """The gids of the trusted groups (see above), as runtimes/trust.py trusts them for images."""
-    found = set()
-    try:
-        me = pwd.getpwuid(os.geteuid()).pw_name
-        group = grp.getgrgid(os.getegid())
-        if group.gr_name == me and set(group.gr_mem) <= set([me]):
-            found.add(group.gr_gid)
-    except KeyError:
-        pass
+    found = set([private_gid()]) - set([None])
     for word in os.environ.get("MODAK_TRUSTED_GROUPS", "").split():
         try:
             found.add(grp.getgrgid(int(word)).gr_gid if word.isdigit() else grp.getgrnam(word).gr_gid)

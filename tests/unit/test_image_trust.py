@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -165,3 +166,99 @@ def test_group_writable_files_of_the_users_private_group_or_a_listed_group_are_a
     images, _python = charliecloud_image(base, SHARED)
     assert check_swap_launch("charliecloud", images, {"ids": (USER, SHARED)}, "true",
                              env={"MODAK_TRUSTED_GROUPS": str(SHARED)}) == "user's python"
+
+
+def _with_pauses(lines, sync):
+    """``lines`` with a pause after each trust check (the end of each block that stops the job when the check
+    fails): the job touches ``<n>.checked`` and waits for ``<n>.go``, so the other user acts in that window."""
+    out, window = [], 0
+    for at, line in enumerate(lines):
+        out.append(line)
+        if line == "fi" and at >= 2 and lines[at - 1] == "  exit 1" and "$MODAK_UNTRUSTED" in lines[at - 2]:
+            out.append("touch {0}/{1}.checked; while [ ! -e {0}/{1}.go ]; do sleep 0.02; done".format(sync, window))
+            window += 1
+    return out
+
+
+def run_with_windows(engine, fetch, image_dir, user, act, base):
+    """The job's image lines (``fetch``: image_fetch job, else staged) and a launch, run by bash as the user; in the
+    window after each of its trust checks the other user runs ``act``. The launch's output, or the job's refusal
+    (its CompletedProcess)."""
+    runtime = registry.get(engine)
+    lines = (runtime.fetch_lines if fetch else runtime.check_lines)(URI, shell_quote(image_dir))
+    sync = directory(os.path.join(base, "sync-%s-%d" % (engine, fetch)), 0, 0, 0o1777)
+    stubs = directory(os.path.join(base, "bin"), 0, 0, 0o755)
+    for tool, body in (("apptainer", '[ "$1" = pull ] && echo "user\'s image" > "$3"'),
+                       ("ch-image", "true"), ("ch-fromhost", "true"),
+                       ("ch-convert", 'mkdir -p "$6/bin" && echo "user\'s image" > "$6/bin/python"')):
+        file(os.path.join(stubs, tool), "#!/bin/bash\n%s\n" % body, 0, 0, 0o755)
+    script = "\n".join(["set -eo pipefail"] + _with_pauses(lines, sync)
+                       + ['cat -- "$IMAGE" 2>/dev/null || cat -- "$IMAGE/bin/python"'])
+    ids = ["--groups=%s" % ",".join(map(str, user["groups"]))]
+    job = subprocess.Popen(["setpriv", "--reuid=%d" % user["ids"][0], "--regid=%d" % user["ids"][1]] + ids
+                           + ["bash", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env={"PATH": "%s:/usr/bin:/bin" % stubs, "HOME": "/", "USER": "daemon"})
+    window, deadline = 0, time.monotonic() + 30
+    while job.poll() is None and time.monotonic() < deadline:
+        if os.path.exists(os.path.join(sync, "%d.checked" % window)):
+            as_user(OTHER, SHARED, act, groups=(SHARED,))
+            open(os.path.join(sync, "%d.go" % window), "w").close()
+            window += 1
+        time.sleep(0.01)
+    out, err = job.communicate(timeout=30)
+    if job.returncode != 0:
+        return subprocess.CompletedProcess(job.args, job.returncode, out, err)
+    return out.strip()
+
+
+@pytest.mark.parametrize("engine", ["apptainer", "charliecloud"])
+@pytest.mark.parametrize("fetch", [False, True])
+@pytest.mark.parametrize("mode", [0o1777, 0o3770], ids=["1777", "3770"])
+def test_an_image_another_user_creates_after_the_check_is_never_launched(base, engine, fetch, mode):
+    """A sticky shared image directory (accepted: nobody renames what is not theirs), the image missing: the check
+    passed a missing image, and the test that decided the launch came after it, so an image another user created in
+    between was launched (staged and image_fetch: job). Now the trust check is the last test before the launch and
+    refuses a missing image: whatever the other user creates after any check, the job launches the user's own
+    image or stops."""
+    shared = directory(os.path.join(base, "shared"), 0, SHARED, mode)
+    image = os.path.join(shared, names.cache_name(URI, ".sif" if engine == "apptainer" else ""))
+    plant = ("[ -e {0} ] || {{ mkdir -p {0}/bin && echo other\\'s image > {0}/bin/python; }}"
+             if engine == "charliecloud" else "[ -e {0} ] || echo other\\'s image > {0}").format(shell_quote(image))
+    outcome = run_with_windows(engine, fetch, shared, {"ids": (USER, PRIVATE), "groups": (PRIVATE, SHARED)}, plant,
+                               base)
+    assert not isinstance(outcome, str), "launched: %s" % outcome
+    assert outcome.returncode == 1 and "other's image" not in outcome.stdout
+    assert "not this user's own image" in outcome.stderr or "no image at" in outcome.stderr, outcome.stderr
+
+
+@pytest.mark.parametrize("engine", ["apptainer", "charliecloud"])
+def test_an_image_the_job_fetches_into_a_sticky_shared_directory_is_launched(base, engine):
+    """The same windows with nobody acting: the job pulls the image and launches it."""
+    shared = directory(os.path.join(base, "shared"), 0, 0, 0o1777)
+    assert run_with_windows(engine, True, shared, {"ids": (USER, PRIVATE), "groups": (PRIVATE,)}, "true",
+                            base) == "user's image"
+
+
+EVE = 4242                 # an account with no passwd entry of its own here; the stub getent lists it
+
+
+def test_a_private_group_that_is_another_accounts_primary_group_is_not_trusted(base):
+    """The user's group is named as the user with no member listed, but another account's passwd entry names it as
+    its primary group (`useradd -g daemon eve`: a group lists only supplementary members). Before, the check took
+    the group as the user's private one, accepted the image's group-writable program, and that account rewrote it
+    before the launch. Now a group that is another account's primary group is not trusted (a stub getent adds
+    that account to the passwd database)."""
+    images, python = charliecloud_image(base, PRIVATE)
+    stubs = directory(os.path.join(base, "bin"), 0, 0, 0o755)
+    file(os.path.join(stubs, "getent"), '#!/bin/bash\n/usr/bin/getent "$@"\nrc=$?\n'
+         '[ "$*" = passwd ] && echo "eve:x:%d:%d::/:/bin/sh"\nexit $rc\n' % (EVE, PRIVATE), 0, 0, 0o755)
+    lines = registry.get("charliecloud").check_lines(URI, shell_quote(images))
+    env = {"PATH": "%s:/usr/bin:/bin" % stubs}
+    checked = as_user(USER, PRIVATE, "\n".join(lines + ['printf "%s" "$IMAGE"']), env=env)
+    if checked.returncode == 0:
+        as_user(EVE, PRIVATE, "echo eve\\'s python > %s" % shell_quote(python))
+        launched = as_user(USER, PRIVATE, 'cat -- "$IMAGE/bin/python"', env={"IMAGE": checked.stdout})
+        pytest.fail("launched: %s" % launched.stdout)
+    assert checked.returncode == 1 and "not this user's own image" in checked.stderr
+    # without that account, the same image passes (the group is the user's private one)
+    assert as_user(USER, PRIVATE, "\n".join(lines + ['printf "%s" "$IMAGE"'])).returncode == 0

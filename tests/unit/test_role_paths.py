@@ -206,3 +206,52 @@ def test_the_jobs_logs_are_read_from_copies_that_never_follow_a_link():
     assert slurps and all(src.startswith("{{ optimised_job_log_copies.path }}/") for src in slurps), slurps
     copy = next(t for t in tasks if "optimised_job_log_copies.path" in str(t.get("sodalite.modak.output_file")))
     assert copy["sodalite.modak.output_file"]["source"] == "{{ item.value }}"
+
+
+def _template(value, **variables):
+    """A task argument as Ansible templates it (a list's items one by one)."""
+    if isinstance(value, list):
+        return [_template(item, **variables) for item in value]
+    environment = jinja2.Environment()
+    environment.filters["basename"] = os.path.basename
+    return environment.from_string(str(value)).render(**variables)
+
+
+def stage_on_this_host(work, script):
+    """Run optimised_job's staging task on this host as Ansible's command module would: its argv, its standard
+    input and its directory, with the role's variables; the staging script ``script`` was placed into ``work``."""
+    task = next(t for t in _tasks(_load("roles/optimised_job/tasks/stage.yml"))
+                if t.get("name", "").startswith("Stage the image on this host"))["ansible.builtin.command"]
+    variables = {"optimised_job_dir": work,
+                 "optimised_job_optimised": {"job_script": work + "/train.sbatch", "image_stage": script}}
+    stdin = _template(task["stdin"], **variables) if "stdin" in task else None
+    if stdin is not None and task.get("stdin_add_newline", True):
+        stdin += "\n"
+    return subprocess.run(_template(task["argv"], **variables), input=stdin, cwd=_template(task["chdir"], **variables),
+                          capture_output=True, text=True, check=False, timeout=30)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
+def test_the_staging_script_run_is_the_one_placed_even_when_another_member_renames_a_file_over_it(shared_dir):
+    """The role placed the staging script safely, then ran it by its path (`bash <dir>/<job>.stage.sh`), with no
+    check of who may change the work directory: in a 2770 project directory another member renamed a file of theirs
+    over it and it ran as the playbook's user. Now bash is given the content the role placed on its standard input."""
+    _base, work = shared_dir
+    script = "#!/bin/bash\nset -eo pipefail\necho 'modak: image staged'\n"
+    files.place(work, "train.sbatch.stage.sh", script, 0o700)
+    swapped = subprocess.run(["setpriv", "--reuid=%d" % OTHER, "--regid=%d" % SHARED, "--groups=%d" % SHARED, "sh",
+                              "-c", 'printf "#!/bin/bash\\necho OTHER CODE\\n" > "$1/.x" && chmod 0755 "$1/.x" && '
+                              'mv -f "$1/.x" "$1/train.sbatch.stage.sh"', "sh", work], check=False)
+    assert swapped.returncode == 0
+    done = stage_on_this_host(work, script)
+    assert done.returncode == 0 and done.stdout == "modak: image staged\n", done
+
+
+def test_a_command_of_the_staging_script_that_reads_its_input_does_not_swallow_the_lines_after_it(tmp_path):
+    """The script reaches bash on its standard input: the whole script is read before a line runs, so a command
+    that reads its input (here head) finds nothing and every line runs, set -e and the exit status kept."""
+    script = "#!/bin/bash\nset -eo pipefail\nhead -c 100 >/dev/null\necho 'modak: image staged'\n"
+    done = stage_on_this_host(str(tmp_path), script)
+    assert done.returncode == 0 and done.stdout == "modak: image staged\n", done
+    done = stage_on_this_host(str(tmp_path), "#!/bin/bash\nset -eo pipefail\nfalse\necho reached\n")
+    assert done.returncode == 1 and "reached" not in done.stdout

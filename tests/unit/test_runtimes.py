@@ -83,11 +83,11 @@ def test_charliecloud_fetch_lines_pull_convert_and_inject_nvidia():
         "MODAK_IMAGE_DIR=/shared/ch",
         'mkdir -p "$MODAK_IMAGE_DIR"',
         'IMAGE="$MODAK_IMAGE_DIR/pytorch_2.13-%s"' % names.digest(uri),
-    ] + trust.trust_lines() + [
+    ] + trust.resolve_lines() + trust.before_fetch_lines() + [
         'if [ ! -d "$IMAGE" ]; then',
         '  ch-image pull %s && ch-convert -i ch-image -o dir %s "$IMAGE.part.$$" && '
         'ch-fromhost --nvidia "$IMAGE.part.$$" && mv -T "$IMAGE.part.$$" "$IMAGE"' % (ref, ref),
-        "fi"]
+        "fi"] + trust.before_launch_lines()
     assert "ch-fromhost" not in "\n".join(registry.get("charliecloud").fetch_lines(uri, None, "none"))
 
 
@@ -303,3 +303,17 @@ def test_an_image_directory_with_its_own_sticky_tmp_is_run(tmp_path):
     done = subprocess.run(["bash", "-c", script], env=dict(os.environ, IMAGE=str(image)), capture_output=True,
                           text=True, check=False, timeout=30)
     assert done.returncode == 1 and "RUN" not in done.stdout
+
+
+def test_the_image_check_refuses_a_missing_image(tmp_path):
+    """The check is the last test before the launch: no image at the path checked stops the job (before, a missing
+    image passed, and an image another user created after the check was launched)."""
+    script = "\n".join(trust.trust_lines() + ["echo RUN"])
+    for image in (tmp_path / "x.sif", tmp_path / "no-directory" / "x.sif"):
+        done = subprocess.run(["bash", "-c", script], env=dict(os.environ, IMAGE=str(image)), capture_output=True,
+                              text=True, check=False, timeout=30)
+        assert done.returncode == 1 and "RUN" not in done.stdout and "no image at %s" % image in done.stderr, done
+    script = "\n".join(trust.resolve_lines() + ['modak_untrusted "$IMAGE"; modak_untrusted "$IMAGE" before-fetch'])
+    done = subprocess.run(["bash", "-c", script], env=dict(os.environ, IMAGE=str(tmp_path / "x.sif")),
+                          capture_output=True, text=True, check=False, timeout=30)
+    assert done.stdout == "%s (missing)\n" % (tmp_path / "x.sif"), done

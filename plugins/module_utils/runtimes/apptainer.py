@@ -55,20 +55,21 @@ class Apptainer(object):
 
     def check_lines(self, uri, image_dir=None, gpu_vendor="none", absent=None):
         """Lines that make $IMAGE point at the staged SIF file and stop the job when it is not there (or run the
-        lines ``absent``)."""
+        lines ``absent``), then check it: the trust check is the last test before the launch."""
         if self.is_local(uri):
             return self.fetch_lines(uri, image_dir, gpu_vendor)
         return [
             "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
             'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri, self.image_suffix),
-        ] + trust.trust_lines() + staging.missing_lines('[ -s "$IMAGE" ]', absent)
+        ] + trust.resolve_lines() + staging.missing_lines('[ -s "$IMAGE" ]', absent) + trust.before_launch_lines()
 
     def stage_lines(self, uri, image_dir=None, gpu_vendor="none"):
         """Lines that pull the SIF file into the image directory once (the deployment runs them)."""
         return self.fetch_lines(uri, image_dir, gpu_vendor)
 
     def fetch_lines(self, uri, image_dir=None, gpu_vendor="none"):
-        """Lines that make $IMAGE point at a local SIF file, pulling it once if missing.
+        """Lines that make $IMAGE point at a local SIF file, pulling it once if missing, then check it (the trust
+        check is the last test before the launch; the image's directory is checked before the pull writes there).
 
         ``image_dir`` is a shell word (quoted path); None: the runtime's default expression.
         """
@@ -80,8 +81,8 @@ class Apptainer(object):
             "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
             'mkdir -p "$MODAK_IMAGE_DIR"',
             'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri, self.image_suffix),
-        ] + trust.trust_lines() + [
+        ] + trust.resolve_lines() + trust.before_fetch_lines() + [
             'if [ ! -s "$IMAGE" ]; then',
             '  %s && mv -f "$IMAGE.part.$$" "$IMAGE"' % pull,
             "fi",
-        ]
+        ] + trust.before_launch_lines()

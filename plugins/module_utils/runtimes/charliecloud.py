@@ -131,7 +131,7 @@ class Charliecloud(object):
 
     def check_lines(self, uri, image_dir=None, gpu_vendor="none", absent=None):
         """Lines that make $IMAGE name the staged image directory and stop the job when it is not there (or run the
-        lines ``absent``)."""
+        lines ``absent``), then check it: the trust check is the last test before the launch."""
         if "://" not in uri:
             return self.fetch_lines(uri, image_dir, gpu_vendor)
         oci.reference(uri, self.name)
@@ -139,7 +139,7 @@ class Charliecloud(object):
             USER_LINE,
             "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
             'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri),
-        ] + trust.trust_lines() + staging.missing_lines('[ -d "$IMAGE" ]', absent)
+        ] + trust.resolve_lines() + staging.missing_lines('[ -d "$IMAGE" ]', absent) + trust.before_launch_lines()
 
     def stage_lines(self, uri, image_dir=None, gpu_vendor="none"):
         """Lines that pull and convert the image into the image directory once (the deployment runs them)."""
@@ -161,8 +161,8 @@ class Charliecloud(object):
             "MODAK_IMAGE_DIR=%s" % (image_dir or self.image_dir_expr()),
             'mkdir -p "$MODAK_IMAGE_DIR"',
             'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri),
-        ] + trust.trust_lines() + [
+        ] + trust.resolve_lines() + trust.before_fetch_lines() + [
             'if [ ! -d "$IMAGE" ]; then',
             "  %s" % " && ".join(shell.command(step) for step in steps if step),
             "fi",
-        ]
+        ] + trust.before_launch_lines()

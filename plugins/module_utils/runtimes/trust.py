@@ -8,6 +8,10 @@ check and the launch, as sshd's StrictModes checks ``~/.ssh``:
 
 - the image's directory is resolved once (``cd -P``, ``pwd -P``) and ``$IMAGE`` names the image there: the launch
   uses exactly the path that was checked;
+- the check of the image is the last test before the launch: the image is fetched when missing (or the job stops),
+  then checked, then launched, and a missing image fails the check (before, a missing image passed and the test
+  that decided the launch came after it: an image another user created in between was launched); a fetch writes
+  into the image's directory only once its path has passed the check;
 - every directory from ``/`` down to the image's is root's or the user's, and others may write it only where they
   cannot rename what is not theirs (the sticky bit) or where the group is trusted; with that no one else can
   rename a directory of the path or the image, so the image checked is the image launched;
@@ -15,26 +19,30 @@ check and the launch, as sshd's StrictModes checks ``~/.ssh``:
   entry is the user's, and others write only its sticky directories (its /tmp) or, for a trusted group, group
   -writable files (Debian's /var/mail, /var/log/wtmp, which an unprivileged conversion gives the user's group).
 
-A trusted group is the user's private group (the primary group named as the user, with no other member listed:
-User Private Groups, as useradd makes them) or a group the site lists in ``MODAK_TRUSTED_GROUPS`` (names or gids,
-separated by spaces). A shared primary group (``users``) is not trusted: its members are other users.
+A trusted group is the user's private group (the primary group named as the user, with no other member listed and
+no other account's primary group in the passwd database: User Private Groups, as useradd makes them; an account
+made with ``useradd -g <user>`` is in the group without being listed) or a group the site lists in
+``MODAK_TRUSTED_GROUPS`` (names or gids, separated by spaces). A shared primary group (``users``) is not trusted: its
+members are other users.
 """
 
 from __future__ import annotations
 
 # the functions the check calls; defined where the check is (a job script, a stage script)
 _FUNCTIONS = r"""modak_trusted_gids() {  # the user's private group, the site's trusted groups
-  local me entry group
+  local me entry others group
   me="$(id -un 2>/dev/null || true)"
   entry="$(getent group "$(id -g)" || true)"
   if [ -n "$me" ] && [ "${entry%%:*}" = "$me" ] && { [ -z "${entry##*:}" ] || [ "${entry##*:}" = "$me" ]; }; then
-    id -g
+    # and nobody else's primary group (useradd -g): a group lists only its supplementary members
+    others="$(getent passwd | awk -F: -v u="$(id -u)" -v g="$(id -g)" '$4 == g && $3 != u' || echo unknown)"
+    [ -n "$others" ] || id -g
   fi
   for group in ${MODAK_TRUSTED_GROUPS:-}; do getent group "$group" | cut -d: -f3 || true; done
 }
-modak_untrusted() {  # $1: an image, its directory resolved; prints what others may change
-  local uid dir gid trusted=(-false)
-  [ -d "$(dirname -- "$1")" ] || return 0
+modak_untrusted() {  # $1: an image, its directory resolved; prints what others may change, or that it is missing
+  local uid dir gid trusted=(-false)  # $2: "before-fetch": no image yet is fine, and its files are checked after
+  if [ ! -d "$(dirname -- "$1")" ]; then echo "$1 (missing)"; return 0; fi
   uid="$(id -u)"
   for gid in $(modak_trusted_gids); do trusted+=(-o -gid "$gid"); done
   dir="$1"
@@ -43,25 +51,59 @@ modak_untrusted() {  # $1: an image, its directory resolved; prints what others 
     find "$dir" -maxdepth 0 \( -type l -o ! \( -uid 0 -o -uid "$uid" \) -o \( -perm -002 ! -perm -1000 \) \
       -o \( -perm -020 ! -perm -1000 ! \( "${trusted[@]}" \) \) \) -print
   done
-  [ -e "$1" ] || [ -L "$1" ] || return 0
+  if [ ! -e "$1" ] && [ ! -L "$1" ]; then [ "${2:-}" = before-fetch ] || echo "$1 (missing)"; return 0; fi
   find "$1" -maxdepth 0 \( -type l -o ! -uid "$uid" -o -perm -002 -o \( -perm -020 ! \( "${trusted[@]}" \) \) \) -print
+  [ "${2:-}" != before-fetch ] || return 0
   find "$1" -mindepth 1 ! -type l \( ! -uid "$uid" -o \( -perm /022 ! \( -type d -perm -1000 \) \
     \( -perm -002 -o ! \( "${trusted[@]}" \) \) \) \) -print -quit || echo "$1 (not all of it could be read)"
 }"""
 
 
-def trust_lines(variable="IMAGE"):
-    """Shell lines that resolve ``$variable``'s directory once (the launch uses that path) and stop the job when
-    anybody but the user, root or a trusted group may change the image or swap it (see above)."""
+def resolve_lines(variable="IMAGE"):
+    """The check's functions, and lines that resolve ``$variable``'s directory once: the fetch, the check and the
+    launch all use that path."""
     var = '"$%s"' % variable
     return _FUNCTIONS.split("\n") + [
         'if MODAK_RESOLVED="$(cd -P -- "$(dirname -- %s)" 2>/dev/null && pwd -P)"; then  # the path launched' % var,
         '  %s="${MODAK_RESOLVED%%/}/$(basename -- %s)"' % (variable, var),
         "fi",
-        'MODAK_UNTRUSTED="$(modak_untrusted %s || echo "$%s (not checked)")"' % (var, variable),
+    ]
+
+
+def _refuse_lines(variable, what):
+    var = '"$%s"' % variable
+    return [
+        'MODAK_UNTRUSTED="$(modak_untrusted %s%s || echo "$%s (not checked)")"' % (var, what, variable),
         'if [ -n "$MODAK_UNTRUSTED" ]; then',
         '  echo "modak: $%s is not this user'"'"'s own image, or others may change it or its directory'
         ' ($MODAK_UNTRUSTED): not run (use an image directory of your own, see docs/containers.md)" >&2' % variable,
         "  exit 1",
         "fi",
     ]
+
+
+def before_fetch_lines(variable="IMAGE"):
+    """Lines that stop the job, before a fetch writes into the image's directory (after ``resolve_lines``), when
+    others may change a directory of ``$variable``'s path, or when what is already there is not the user's own
+    (a link, another user's); no image yet is fine, and the files inside an image are left to the check before
+    the launch (``before_launch_lines``, once)."""
+    return _refuse_lines(variable, " before-fetch")
+
+
+def before_launch_lines(variable="IMAGE"):
+    """Lines that stop the job when there is no image at ``$variable``, or anybody but the user, root or a trusted
+    group may change it or swap it (see above): the last test before the launch (after ``resolve_lines`` and any
+    fetch), so nothing another user does after it changes what is launched."""
+    return [
+        'if [ ! -e "$%s" ] && [ ! -L "$%s" ]; then  # and modak_untrusted refuses one missing when it looks' % (
+            variable, variable),
+        '  echo "modak: no image at $%s: not run" >&2' % variable,
+        "  exit 1",
+        "fi",
+    ] + _refuse_lines(variable, "")
+
+
+def trust_lines(variable="IMAGE"):
+    """Lines that resolve ``$variable``'s directory once and stop the job when there is no image there, or anybody
+    but the user, root or a trusted group may change the image or swap it (see above)."""
+    return resolve_lines(variable) + before_launch_lines(variable)
