@@ -213,18 +213,38 @@ def place(directory, name, content, mode, check_mode=False):
 
 
 def place_copy(directory, name, source, check_mode=False):
-    """Put a hard link to the file ``source`` (else a copy, with its mode) as ``name`` (a name os.listdir gave)
-    into ``directory``, as ``place`` puts a file; SAME when a regular file of the same size is there already (a
-    large file that is never rewritten in place: a wheel), else CHANGED."""
+    """Put a hard link to the regular file ``source`` (else a copy, with its mode) as ``name`` (a name os.listdir
+    gave) into ``directory``, as ``place`` puts a file; SAME when a regular file of the same size is there already
+    (a large file that is never rewritten in place: a wheel), else CHANGED. ``source`` is reached as
+    ``open_regular`` reaches a file (its directories one component at a time, the file itself never through a
+    link): a link planted in a shared source directory never brings the file it points to, and anything else than
+    a regular file is refused (OutputError)."""
     if not name or "/" in name or name in (".", ".."):
         raise OutputError("refusing file name %r" % (name,))
+    src_dir, src_name = os.path.split(os.path.abspath(source))
+    src_dir_fd = open_directory(src_dir)
+    if src_dir_fd is None:
+        raise OutputError("%s is not there" % src_dir)
+    try:
+        src_fd, src_info = open_file(src_dir_fd, src_name)
+        if src_fd is None:
+            raise OutputError("%s is not a regular file (a link or a special file): it is not placed" % source)
+        try:
+            return _place_copy(directory, name, (src_dir_fd, src_name, src_fd, src_info), check_mode)
+        finally:
+            os.close(src_fd)
+    finally:
+        os.close(src_dir_fd)
+
+
+def _place_copy(directory, name, source, check_mode):
     dir_fd, path = _opened(directory, name, check_mode)
     if dir_fd is None:
         return CHANGED
     try:
         try:
             there = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            if stat.S_ISREG(there.st_mode) and there.st_size == os.path.getsize(source):
+            if stat.S_ISREG(there.st_mode) and there.st_size == source[3].st_size:
                 return SAME
         except FileNotFoundError:
             pass
@@ -285,16 +305,23 @@ def _write_new(dir_fd, tmp, mode, chunks):
 
 
 def _link_or_copy(dir_fd, tmp, source):
+    """``tmp`` of ``dir_fd``: a hard link to the file opened as ``source`` (its directory's descriptor, its name,
+    its descriptor and fstat), made without following a link and kept only when it names that very file, else a
+    copy read from its descriptor, with its mode."""
+    src_dir_fd, src_name, src_fd, src_info = source
     try:
-        os.link(source, tmp, dst_dir_fd=dir_fd)
-        return
+        os.link(src_name, tmp, src_dir_fd=src_dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
     except FileExistsError:
         raise
-    except OSError:
+    except (OSError, NotImplementedError):
         pass                              # another file system, or links refused: a copy
-    with open(source, "rb") as handle:
-        mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
-        _write_new(dir_fd, tmp, mode, iter(lambda: handle.read(1 << 20), b""))
+    else:
+        linked = os.stat(tmp, dir_fd=dir_fd, follow_symlinks=False)
+        if (linked.st_dev, linked.st_ino) == (src_info.st_dev, src_info.st_ino):
+            return
+        _unlink(dir_fd, tmp)              # the name was given to another file since it was opened: a copy
+    os.lseek(src_fd, 0, os.SEEK_SET)
+    _write_new(dir_fd, tmp, stat.S_IMODE(src_info.st_mode), iter(lambda: os.read(src_fd, 1 << 20), b""))
 
 
 def _replace(dir_fd, name, path, make):
