@@ -42,7 +42,8 @@ def target_path(output_dir, filename):
 
 
 SAME, MODE, CHANGED = "same", "mode", "changed"
-NOT_REGULAR = object()
+NOT_REGULAR, TOO_LARGE = object(), object()
+DIFF_LIMIT = 1 << 20     # the most bytes --diff reads of a file it would replace (a job script, a recipe: far less)
 _STEPS = 4096           # components, links followed and directories made, in all
 
 
@@ -140,14 +141,16 @@ def open_regular(path):
         os.close(dir_fd)
 
 
-def read_fd(fd):
-    """What the descriptor ``fd`` holds from where it stands."""
-    chunks = []
-    while True:
-        chunk = os.read(fd, 1 << 16)
+def read_fd(fd, limit=None):
+    """What the descriptor ``fd`` holds from where it stands; at most ``limit`` bytes when it is given."""
+    chunks, size = [], 0
+    while limit is None or size < limit:
+        chunk = os.read(fd, 1 << 16 if limit is None else min(1 << 16, limit - size))
         if not chunk:
-            return b"".join(chunks)
+            break
         chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def kind(dir_fd, name):
@@ -197,7 +200,9 @@ def place(directory, name, content, mode, check_mode=False):
         fd, info = open_file(dir_fd, name)
         if fd is not None:
             try:
-                if read_fd(fd) == data and info.st_uid == os.geteuid() and info.st_nlink == 1:
+                # the size first: a file planted at the name (a huge sparse one) is never read whole
+                if info.st_size == len(data) and info.st_uid == os.geteuid() and info.st_nlink == 1 and \
+                        read_fd(fd, len(data) + 1) == data:
                     if stat.S_IMODE(info.st_mode) == mode:
                         return SAME
                     if not check_mode:
@@ -359,20 +364,24 @@ def _unlink(dir_fd, name):
         pass
 
 
-def _current(directory, name):
+def _current(directory, name, limit=None):
     """The bytes of the file ``name`` of ``directory``: None when there is nothing there, NOT_REGULAR when it is
-    not a regular file (never read through a link, never opened so that a FIFO blocks)."""
+    not a regular file (never read through a link, never opened so that a FIFO blocks); TOO_LARGE when ``limit`` is
+    given and the file holds more bytes."""
     dir_fd = open_directory(directory)
     if dir_fd is None:
         return None
     try:
         if kind(dir_fd, name) is None:
             return None
-        fd, _info = open_file(dir_fd, name)
+        fd, info = open_file(dir_fd, name)
         if fd is None:
             return NOT_REGULAR
         try:
-            return read_fd(fd)
+            if limit is not None and info.st_size > limit:
+                return TOO_LARGE
+            data = read_fd(fd, None if limit is None else limit + 1)
+            return TOO_LARGE if limit is not None and len(data) > limit else data
         finally:
             os.close(fd)
     finally:
@@ -454,12 +463,15 @@ def _text(data):
 
 def read_for_diff(directory, name):
     """The file ``name`` of ``directory`` as --diff shows it before: its text, '' when there is none, a line that
-    says it is not a regular file (a link, a directory, a FIFO...) or not text."""
-    data = _current(directory, name)
+    says it is not a regular file (a link, a directory, a FIFO...), is larger than DIFF_LIMIT (never read whole) or
+    is not text."""
+    data = _current(directory, name, DIFF_LIMIT)
     if data is None:
         return ""
     if data is NOT_REGULAR:
         return "(%s is not a regular file: a link, a directory or a special file; not read)\n" % name
+    if data is TOO_LARGE:
+        return "(%s holds more than %d bytes; not read)\n" % (name, DIFF_LIMIT)
     text = _text(data)
     return "(%s is not UTF-8 text)\n" % name if text is None else text
 

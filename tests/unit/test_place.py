@@ -235,3 +235,44 @@ def test_a_wheel_swapped_for_a_link_after_it_was_opened_is_copied_as_opened(monk
     placed = out / source.name
     assert not placed.is_symlink() and placed.read_bytes() == b"the wheel opened\n"
     assert os.stat(str(placed)).st_ino != os.stat(str(victim)).st_ino and victim.read_text() == SECRET
+
+
+@pytest.fixture
+def reads_counted(monkeypatch):
+    """The bytes os.read returns, counted; more than 1 MiB read in all fails at once (a planted huge file read
+    whole would exhaust the memory)."""
+    counted = [0]
+    real_read = os.read
+
+    def read(fd, size):
+        chunk = real_read(fd, size)
+        counted[0] += len(chunk)
+        assert counted[0] <= 1 << 20, "read more than 1 MiB"
+        return chunk
+    monkeypatch.setattr(os, "read", read)
+    return counted
+
+
+def test_a_huge_sparse_file_planted_at_the_name_is_never_read_whole(out, reads_counted):
+    """Before, place read the old file whole before comparing: a 300 MiB sparse file at the name grew the memory by
+    600 MiB. The sizes are compared first, and --diff reads at most DIFF_LIMIT bytes of it."""
+    out.mkdir()
+    with open(str(out / "job.sh"), "wb") as handle:
+        handle.truncate(1 << 32)                                   # 4 GiB, no block on the disk
+    assert files.place(str(out), "job.sh", "echo one\n", 0o755, check_mode=True) == files.CHANGED
+    assert "holds more than 1048576 bytes; not read" in files.read_for_diff(str(out), "job.sh")
+    assert files.place(str(out), "job.sh", "echo one\n", 0o755) == files.CHANGED
+    assert (out / "job.sh").read_text() == "echo one\n"
+    assert reads_counted[0] <= len("echo one\n")
+
+
+def test_a_file_of_the_same_size_is_read_no_further_than_the_content(out, reads_counted):
+    files.place(str(out), "job.sh", "echo one\n", 0o700)
+    reads_counted[0] = 0
+    assert files.place(str(out), "job.sh", "echo two\n", 0o700) == files.CHANGED
+    assert files.place(str(out), "job.sh", "echo two\n", 0o700) == files.SAME
+    assert reads_counted[0] <= 2 * (len("echo two\n") + 1)
+    small = "x" * (files.DIFF_LIMIT - 1) + "\n"
+    files.place(str(out), "big.txt", small, 0o600)
+    reads_counted[0] = 0
+    assert files.read_for_diff(str(out), "big.txt") == small      # up to the limit, the whole text
