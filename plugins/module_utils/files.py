@@ -233,7 +233,8 @@ def place_copy(directory, name, source, check_mode=False):
     try:
         src_fd, src_info = open_file(src_dir_fd, src_name)
         if src_fd is None:
-            raise OutputError("%s is not a regular file (a link or a special file): it is not placed" % source)
+            raise OutputError("%s is not there" % source if kind(src_dir_fd, src_name) is None else
+                              "%s is not a regular file (a link or a special file): it is not placed" % source)
         try:
             return _place_copy(directory, name, (src_dir_fd, src_name, src_fd, src_info), check_mode)
         finally:
@@ -243,6 +244,7 @@ def place_copy(directory, name, source, check_mode=False):
 
 
 def _place_copy(directory, name, source, check_mode):
+    """place_copy's placement of the file opened as ``source`` (see ``_link_or_copy``)."""
     dir_fd, path = _opened(directory, name, check_mode)
     if dir_fd is None:
         return CHANGED
