@@ -42,7 +42,8 @@ def target_path(output_dir, filename):
 
 
 SAME, MODE, CHANGED = "same", "mode", "changed"
-NOT_REGULAR = object()
+NOT_REGULAR, TOO_LARGE = object(), object()
+DIFF_LIMIT = 1 << 20     # the most bytes --diff reads of a file it would replace (a job script, a recipe: far less)
 _STEPS = 4096           # components, links followed and directories made, in all
 
 
@@ -96,15 +97,19 @@ def open_directory(directory, create=False):
 
 
 def _may_follow(dir_fd, name):
-    """True when the link ``name`` in the directory ``dir_fd`` cannot be another user's: only its owner (this user
-    or root) changes the directory, or the directory is sticky and the link is this user's or root's."""
-    directory = os.fstat(dir_fd)
+    """True when the link ``name`` in the directory ``dir_fd`` cannot be another user's (``link_may_be_followed``)."""
+    return link_may_be_followed(os.fstat(dir_fd), lambda: os.stat(name, dir_fd=dir_fd, follow_symlinks=False))
+
+
+def link_may_be_followed(directory, link):
+    """True when a link in ``directory`` (its stat) cannot be another user's: only its owner (this user or root)
+    changes the directory, or the directory is sticky and the link (``link()``: its lstat, asked only then) is this
+    user's or root's, so nobody else can replace it (path_trust applies the same rule to a path given by hand)."""
     if directory.st_uid not in (0, os.geteuid()):
         return False
     if not directory.st_mode & 0o022:
         return True
-    return bool(directory.st_mode & stat.S_ISVTX) and os.stat(
-        name, dir_fd=dir_fd, follow_symlinks=False).st_uid in (0, os.geteuid())
+    return bool(directory.st_mode & stat.S_ISVTX) and link().st_uid in (0, os.geteuid())
 
 
 def open_file(dir_fd, name):
@@ -136,14 +141,16 @@ def open_regular(path):
         os.close(dir_fd)
 
 
-def read_fd(fd):
-    """What the descriptor ``fd`` holds from where it stands."""
-    chunks = []
-    while True:
-        chunk = os.read(fd, 1 << 16)
+def read_fd(fd, limit=None):
+    """What the descriptor ``fd`` holds from where it stands; at most ``limit`` bytes when it is given."""
+    chunks, size = [], 0
+    while limit is None or size < limit:
+        chunk = os.read(fd, 1 << 16 if limit is None else min(1 << 16, limit - size))
         if not chunk:
-            return b"".join(chunks)
+            break
         chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def kind(dir_fd, name):
@@ -193,7 +200,9 @@ def place(directory, name, content, mode, check_mode=False):
         fd, info = open_file(dir_fd, name)
         if fd is not None:
             try:
-                if read_fd(fd) == data and info.st_uid == os.geteuid() and info.st_nlink == 1:
+                # the size first: a file planted at the name (a huge sparse one) is never read whole
+                if info.st_size == len(data) and info.st_uid == os.geteuid() and info.st_nlink == 1 and \
+                        read_fd(fd, len(data) + 1) == data:
                     if stat.S_IMODE(info.st_mode) == mode:
                         return SAME
                     if not check_mode:
@@ -209,18 +218,40 @@ def place(directory, name, content, mode, check_mode=False):
 
 
 def place_copy(directory, name, source, check_mode=False):
-    """Put a hard link to the file ``source`` (else a copy, with its mode) as ``name`` (a name os.listdir gave)
-    into ``directory``, as ``place`` puts a file; SAME when a regular file of the same size is there already (a
-    large file that is never rewritten in place: a wheel), else CHANGED."""
+    """Put a hard link to the regular file ``source`` (else a copy, with its mode) as ``name`` (a name os.listdir
+    gave) into ``directory``, as ``place`` puts a file; SAME when a regular file of the same size is there already
+    (a large file that is never rewritten in place: a wheel), else CHANGED. ``source`` is reached as
+    ``open_regular`` reaches a file (its directories one component at a time, the file itself never through a
+    link): a link planted in a shared source directory never brings the file it points to, and anything else than
+    a regular file is refused (OutputError)."""
     if not name or "/" in name or name in (".", ".."):
         raise OutputError("refusing file name %r" % (name,))
+    src_dir, src_name = os.path.split(os.path.abspath(source))
+    src_dir_fd = open_directory(src_dir)
+    if src_dir_fd is None:
+        raise OutputError("%s is not there" % src_dir)
+    try:
+        src_fd, src_info = open_file(src_dir_fd, src_name)
+        if src_fd is None:
+            raise OutputError("%s is not there" % source if kind(src_dir_fd, src_name) is None else
+                              "%s is not a regular file (a link or a special file): it is not placed" % source)
+        try:
+            return _place_copy(directory, name, (src_dir_fd, src_name, src_fd, src_info), check_mode)
+        finally:
+            os.close(src_fd)
+    finally:
+        os.close(src_dir_fd)
+
+
+def _place_copy(directory, name, source, check_mode):
+    """place_copy's placement of the file opened as ``source`` (see ``_link_or_copy``)."""
     dir_fd, path = _opened(directory, name, check_mode)
     if dir_fd is None:
         return CHANGED
     try:
         try:
             there = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-            if stat.S_ISREG(there.st_mode) and there.st_size == os.path.getsize(source):
+            if stat.S_ISREG(there.st_mode) and there.st_size == source[3].st_size:
                 return SAME
         except FileNotFoundError:
             pass
@@ -281,16 +312,23 @@ def _write_new(dir_fd, tmp, mode, chunks):
 
 
 def _link_or_copy(dir_fd, tmp, source):
+    """``tmp`` of ``dir_fd``: a hard link to the file opened as ``source`` (its directory's descriptor, its name,
+    its descriptor and fstat), made without following a link and kept only when it names that very file, else a
+    copy read from its descriptor, with its mode."""
+    src_dir_fd, src_name, src_fd, src_info = source
     try:
-        os.link(source, tmp, dst_dir_fd=dir_fd)
-        return
+        os.link(src_name, tmp, src_dir_fd=src_dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
     except FileExistsError:
         raise
-    except OSError:
+    except (OSError, NotImplementedError):
         pass                              # another file system, or links refused: a copy
-    with open(source, "rb") as handle:
-        mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
-        _write_new(dir_fd, tmp, mode, iter(lambda: handle.read(1 << 20), b""))
+    else:
+        linked = os.stat(tmp, dir_fd=dir_fd, follow_symlinks=False)
+        if (linked.st_dev, linked.st_ino) == (src_info.st_dev, src_info.st_ino):
+            return
+        _unlink(dir_fd, tmp)              # the name was given to another file since it was opened: a copy
+    os.lseek(src_fd, 0, os.SEEK_SET)
+    _write_new(dir_fd, tmp, stat.S_IMODE(src_info.st_mode), iter(lambda: os.read(src_fd, 1 << 20), b""))
 
 
 def _replace(dir_fd, name, path, make):
@@ -328,20 +366,24 @@ def _unlink(dir_fd, name):
         pass
 
 
-def _current(directory, name):
+def _current(directory, name, limit=None):
     """The bytes of the file ``name`` of ``directory``: None when there is nothing there, NOT_REGULAR when it is
-    not a regular file (never read through a link, never opened so that a FIFO blocks)."""
+    not a regular file (never read through a link, never opened so that a FIFO blocks); TOO_LARGE when ``limit`` is
+    given and the file holds more bytes."""
     dir_fd = open_directory(directory)
     if dir_fd is None:
         return None
     try:
         if kind(dir_fd, name) is None:
             return None
-        fd, _info = open_file(dir_fd, name)
+        fd, info = open_file(dir_fd, name)
         if fd is None:
             return NOT_REGULAR
         try:
-            return read_fd(fd)
+            if limit is not None and info.st_size > limit:
+                return TOO_LARGE
+            data = read_fd(fd, None if limit is None else limit + 1)
+            return TOO_LARGE if limit is not None and len(data) > limit else data
         finally:
             os.close(fd)
     finally:
@@ -423,12 +465,15 @@ def _text(data):
 
 def read_for_diff(directory, name):
     """The file ``name`` of ``directory`` as --diff shows it before: its text, '' when there is none, a line that
-    says it is not a regular file (a link, a directory, a FIFO...) or not text."""
-    data = _current(directory, name)
+    says it is not a regular file (a link, a directory, a FIFO...), is larger than DIFF_LIMIT (never read whole) or
+    is not text."""
+    data = _current(directory, name, DIFF_LIMIT)
     if data is None:
         return ""
     if data is NOT_REGULAR:
         return "(%s is not a regular file: a link, a directory or a special file; not read)\n" % name
+    if data is TOO_LARGE:
+        return "(%s holds more than %d bytes; not read)\n" % (name, DIFF_LIMIT)
     text = _text(data)
     return "(%s is not UTF-8 text)\n" % name if text is None else text
 

@@ -19,6 +19,8 @@ import os
 import pwd
 import stat
 
+from ansible_collections.sodalite.modak.plugins.module_utils import files
+
 
 def private_gid():
     """The gid of the user's private group (see above), or None. A group lists only its supplementary members: an
@@ -66,8 +68,9 @@ def others_may_change(info):
 def others_may_swap(path):
     """Why someone else than this user and root could change the file ``path`` before it is used by its path (a job
     script submitted by its name), or None: the file must be the user's (or root's) and written by nobody else (a
-    trusted group aside), and every directory from ``/`` down to it, on the path as given and as the links resolve,
-    must pass ``others_may_change``, so that nobody else can rename the file or a directory of its path."""
+    trusted group aside), and its path, resolved as the kernel resolves it (``_path_swapper``), must hold no
+    directory and no link that someone else could change, so that nobody else can rename or repoint what the path
+    names."""
     given = os.path.abspath(path)
     try:
         info = os.stat(given)
@@ -77,13 +80,45 @@ def others_may_swap(path):
         return "%s belongs to another user (uid %d)" % (given, info.st_uid)
     if info.st_mode & stat.S_IWOTH or (info.st_mode & stat.S_IWGRP and info.st_gid not in trusted_gids()):
         return "%s may be written by others (mode %04o)" % (given, stat.S_IMODE(info.st_mode))
-    for start in (given, os.path.realpath(given)):
-        directory = os.path.dirname(start)
-        while True:
-            why = others_may_change(os.stat(directory))
-            if why:
-                return "its directory %s: %s" % (directory, why)
-            if directory == "/":
-                break
-            directory = os.path.dirname(directory)
+    try:
+        return _path_swapper(given)
+    except OSError as exc:
+        return "%s cannot be read (%s)" % (given, exc.strerror)
+
+
+def _path_swapper(given):
+    """Why someone else could swap what the absolute path ``given`` names, or None. Its names are resolved one at a
+    time from ``/``, each link's target in its place: every directory a name is looked up in must pass
+    ``others_may_change``, and every link followed must be one that nobody else can replace (files'
+    ``link_may_be_followed``; in a directory without the sticky bit that passes, only the user, root and a trusted
+    group may replace it). A link of another user's in a sticky directory is refused: its owner may repoint it
+    after this check, before the path is read."""
+    parts = [part for part in given.split("/") if part]
+    directory, links = "/", 0
+    while parts:
+        part = parts.pop(0)
+        if part == ".":
+            continue
+        if part == "..":
+            directory = os.path.dirname(directory)      # reached through no link: its parent is its name's
+            continue
+        info = os.stat(directory)
+        why = others_may_change(info)
+        if why:
+            return "its directory %s: %s" % (directory, why)
+        here = os.path.join(directory, part)
+        link = os.lstat(here)
+        if not stat.S_ISLNK(link.st_mode):
+            directory = here
+            continue
+        if info.st_mode & stat.S_ISVTX and not files.link_may_be_followed(info, lambda: link):
+            return "%s is a link of another user (uid %d) in the shared sticky directory %s, who may repoint it" % (
+                here, link.st_uid, directory)
+        links += 1
+        if links > 40:                                  # the kernel's own limit (ELOOP)
+            return "%s: too many links on the way" % given
+        target = os.readlink(here)
+        parts[:0] = [part for part in target.split("/") if part]
+        if target.startswith("/"):
+            directory = "/"
     return None

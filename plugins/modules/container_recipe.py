@@ -65,7 +65,8 @@ options:
       - A directory of wheels on the managed host (for example the pinned CPU C(torch) wheel and its dependencies,
         made with C(pip download)). Its C(*.whl) files are hard-linked (else copied) into O(output_dir)C(/wheels), the
         build context's C(wheels/); the recipe copies them into the image and installs the framework from them only
-        (C(pip --no-index --find-links)) instead of the framework's own index.
+        (C(pip --no-index --find-links)) instead of the framework's own index. Each must be a regular file (a link
+        among them is refused, never followed).
     type: path
 attributes:
   check_mode:

@@ -7,6 +7,7 @@ index inserted in its own task)."""
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 
@@ -15,7 +16,6 @@ import pytest
 from ansible_collections.sodalite.modak.plugins.module_utils import pipeline, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
-from ansible_collections.sodalite.modak.plugins.module_utils.launchers.deepspeed import host_file
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
 EMPTY = ImageCatalog([])
@@ -96,35 +96,77 @@ def test_accelerate_per_node_under_pbs_pro_reads_its_machine_rank_from_mpiexec()
 def test_deepspeed_per_node_under_slurm_runs_no_ssh_over_a_host_file_of_the_allocation():
     text = script(training("slurm", "deepspeed"))
     assert "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=2\n" in text
-    host_line = 'scontrol show hostnames "$SLURM_JOB_NODELIST" | sed \'s/$/ slots=2/\' > "deepspeed-hosts.$SLURM_JOB_ID"'
-    assert "\n" + host_line + "\n" in text
+    made = 'MODAK_DEEPSPEED_HOSTS="$(mktemp "$PWD/deepspeed-hosts.XXXXXX")"'
+    host_line = 'scontrol show hostnames "$SLURM_JOB_NODELIST" | sed \'s/$/ slots=2/\' > "$MODAK_DEEPSPEED_HOSTS"'
+    assert "\n" + made + "\n" in text and "\n" + host_line + "\n" in text
     line = run_line(text)
     assert line == (
         "srun --nodes=2 --ntasks=2 --ntasks-per-node=1 --cpus-per-task=2 bash -c "
         "'n=$1; shift; exec \"${@:1:n}\" --node_rank=\"$SLURM_NODEID\" \"${@:n+1}\"' modak-node 7 "
-        'python3 -m deepspeed.launcher.runner --no_ssh --hostfile="deepspeed-hosts.$SLURM_JOB_ID" '
+        'python3 -m deepspeed.launcher.runner --no_ssh --hostfile="$MODAK_DEEPSPEED_HOSTS" '
         '--master_addr="$MASTER_ADDR" --master_port="$MASTER_PORT" train.py --epochs 1')
+
+
+def host_file_lines(text):
+    """The script's lines that make the DeepSpeed host file and its EXIT trap, in their order."""
+    return [line for line in text.splitlines() if not line.startswith("#") and "deepspeed.launcher.runner" not in line
+            and ("deepspeed-hosts" in line or "MODAK_HOSTS_EXIT_TRAP" in line or "MODAK_DEEPSPEED_HOSTS" in line)]
+
+
+def hosts_read(text, cwd, env, fake=""):
+    """Run the host file's lines in ``cwd`` with ``env``, then print the file the launch names (its --hostfile word,
+    as the script's shell expands it); (the run, its output)."""
+    word = re.search(r'--hostfile=("[^"]*")', run_line(text)).group(1)
+    body = "\n".join([fake] + host_file_lines(text) + ["cat %s" % word])
+    done = subprocess.run(["bash", "-c", body], cwd=str(cwd), env=env, capture_output=True, text=True, check=False)
+    return done, done.stdout
 
 
 def test_the_deepspeed_host_file_lists_each_node_once_with_its_ranks(tmp_path):
     text = script(training("slurm", "deepspeed", nodes=3, ppn=4))
-    host_line = [line for line in text.splitlines() if "deepspeed-hosts" in line and line.startswith("scontrol")][0]
-    fake = "scontrol() { printf '%s\\n' mn1 mn2 mn3; }; "
-    subprocess.run(["bash", "-c", fake + host_line], cwd=str(tmp_path), env=dict(os.environ, SLURM_JOB_ID="41"),
-                   check=True)
-    assert (tmp_path / "deepspeed-hosts.41").read_text() == "mn1 slots=4\nmn2 slots=4\nmn3 slots=4\n"
+    fake = "scontrol() { printf '%s\\n' mn1 mn2 mn3; }"
+    done, out = hosts_read(text, tmp_path, dict(os.environ, SLURM_JOB_ID="41"), fake)
+    assert done.returncode == 0, done.stderr
+    assert out == "mn1 slots=4\nmn2 slots=4\nmn3 slots=4\n"
+    assert os.listdir(str(tmp_path)) == []                     # removed when the script exits
 
 
 def test_the_deepspeed_host_file_under_pbs_pro_keeps_the_node_file_order_once_each(tmp_path):
     text = script(training("pbspro", "deepspeed"))
-    host_line = [line for line in text.splitlines() if "deepspeed-hosts" in line and line.startswith("awk")][0]
     nodes = tmp_path / "nodefile"
     nodes.write_text("x3004c0s7b1n0\nx3004c0s7b1n0\nx3001c0s1b0n0\nx3001c0s1b0n0\n")
     env = dict(os.environ, PBS_NODEFILE=str(nodes), PBS_JOBID="77.pbs")
     env.pop("PBS_ARRAY_INDEX", None)
-    subprocess.run(["bash", "-c", host_line], cwd=str(tmp_path), env=env, check=True)
-    assert (tmp_path / "deepspeed-hosts.77").read_text() == "x3004c0s7b1n0 slots=2\nx3001c0s1b0n0 slots=2\n"
+    done, out = hosts_read(text, tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    assert out == "x3004c0s7b1n0 slots=2\nx3001c0s1b0n0 slots=2\n"
     assert "--node_rank=\"$PMI_RANK\"" in run_line(text)
+
+
+@pytest.mark.parametrize("scheduler, env", [("slurm", {"SLURM_JOB_ID": "4242"}),
+                                            ("pbspro", {"PBS_JOBID": "4242.pbs"})])
+def test_a_link_planted_at_a_host_file_name_is_never_written_through(tmp_path, scheduler, env):
+    """In a job directory that a group shares (3770), another member plants deepspeed-hosts.<id> links to a file of
+    the user's for the coming job numbers: the host file is a fresh file of mktemp's (O_EXCL), never one of theirs,
+    and the link's target keeps what it held."""
+    text = script(training(scheduler, "deepspeed"))
+    secret = tmp_path / "private" / ".bashrc"
+    secret.parent.mkdir()
+    secret.write_text("the user's own\n")
+    secret.chmod(0o600)
+    job_dir = tmp_path / "job"
+    job_dir.mkdir()
+    for number in range(4240, 4245):
+        os.symlink(str(secret), str(job_dir / ("deepspeed-hosts.%d" % number)))
+    nodes = tmp_path / "nodefile"
+    nodes.write_text("n1\nn1\nn2\nn2\n")
+    run_env = dict(os.environ, PBS_NODEFILE=str(nodes), **env)
+    run_env.pop("PBS_ARRAY_INDEX", None)
+    done, out = hosts_read(text, job_dir, run_env, "scontrol() { printf '%s\\n' n1 n2; }")
+    assert done.returncode == 0, done.stderr
+    assert out == "n1 slots=2\nn2 slots=2\n"
+    assert secret.read_text() == "the user's own\n"
+    assert sorted(os.listdir(str(job_dir))) == ["deepspeed-hosts.%d" % n for n in range(4240, 4245)]
 
 
 def test_deepspeed_on_one_node_without_a_step_takes_the_ranks_and_a_port_of_the_job():
@@ -138,7 +180,7 @@ def test_a_program_that_is_no_python_script_gets_deepspeeds_no_python():
     doc = training("slurm", "deepspeed")
     doc["job"]["application"]["executable"] = "./train"
     words = shlex.split(run_line(script(doc)))
-    assert words[10:] == ["deepspeed", "--no_ssh", '--hostfile=deepspeed-hosts.$SLURM_JOB_ID',
+    assert words[10:] == ["deepspeed", "--no_ssh", '--hostfile=$MODAK_DEEPSPEED_HOSTS',
                           "--master_addr=$MASTER_ADDR", "--master_port=$MASTER_PORT", "--no_python", "./train",
                           "--epochs", "1"]
 
@@ -213,24 +255,23 @@ def test_torchrun_passes_the_pythons_flags_to_every_rank():
     assert run_line(script(doc)).endswith(" --no-python python3 -X dev train.py --epochs 1")
 
 
-@pytest.mark.parametrize("scheduler, env, name", [("slurm", {"SLURM_JOB_ID": "41"}, "deepspeed-hosts.41"),
-                                                  ("pbspro", {"PBS_JOBID": "77.pbs"}, "deepspeed-hosts.77")])
-def test_the_deepspeed_host_file_is_removed_when_the_script_exits(tmp_path, scheduler, env, name):
+@pytest.mark.parametrize("scheduler, env", [("slurm", {"SLURM_JOB_ID": "41"}), ("pbspro", {"PBS_JOBID": "77.pbs"})])
+def test_the_deepspeed_host_file_is_removed_when_the_script_exits(tmp_path, scheduler, env):
     """The script's lines from the host file to a failing end, after a site's EXIT trap (target.setup) and a
     container runtime's (Charliecloud's variables file): the file is there for the launch, gone after the script,
     the other traps still run and the exit status is kept; another job's host file stays."""
     text = script(training(scheduler, "deepspeed"))
-    lines = [line for line in text.splitlines() if not line.startswith("# shellcheck")]
-    start = lines.index('MODAK_HOSTS_EXIT_TRAP="$(trap -p EXIT)"')
-    own = lines[start:start + 4]
-    assert own[3].endswith('> "%s"' % host_file(registry.scheduler_class(scheduler)))
+    own = host_file_lines(text)
+    assert own[0] == 'MODAK_DEEPSPEED_HOSTS="$(mktemp "$PWD/deepspeed-hosts.XXXXXX")"'
+    assert own[1] == 'MODAK_HOSTS_EXIT_TRAP="$(trap -p EXIT)"' and len(own) == 5
+    assert own[4].endswith('> "$MODAK_DEEPSPEED_HOSTS"')
     (tmp_path / "deepspeed-hosts.40").write_text("other job\n")
     nodes = tmp_path / "nodefile"
     nodes.write_text("n1\nn1\nn2\nn2\n")
     fake = "scontrol() { printf '%s\\n' n1 n2; }"
     before = ["trap 'echo site trap' EXIT", "MODAK_ENV_FILE=env-file", "touch env-file"] + shell.exit_trap_lines(
         'rm -f "$MODAK_ENV_FILE"')
-    body = "\n".join([fake] + before + own + ['cat "%s"' % name, "exit 3"])
+    body = "\n".join([fake] + before + own + ['cat "$MODAK_DEEPSPEED_HOSTS"', "exit 3"])
     run_env = dict(os.environ, PBS_NODEFILE=str(nodes), **env)
     run_env.pop("PBS_ARRAY_INDEX", None)
     done = subprocess.run(["bash", "-c", body], cwd=str(tmp_path), env=run_env, capture_output=True, text=True,

@@ -1,5 +1,5 @@
-"""Scheduler allow-lists of extra_directives: a comma list of -W attributes is checked item by item (qsub applies
-each), and the raw options a typed field sets are refused with that field named."""
+"""Scheduler allow-lists of extra_directives: a comma list of -W attributes or -l resources is checked item by item
+(qsub applies each), and the raw options a typed field sets are refused with that field named."""
 
 from __future__ import annotations
 
@@ -40,6 +40,30 @@ def test_every_attribute_of_a_comma_list_is_checked(scheduler, directive):
 @pytest.mark.parametrize("scheduler,directive", [("pbspro", "-W umask=077"), ("pbspro", "-W umask=077,block=true"),
                                                  ("torque", "-W umask=077,block=true")])
 def test_a_comma_list_of_allowed_attributes_still_passes(scheduler, directive):
+    assert _problems(_doc(scheduler, [directive])) == []
+
+
+@pytest.mark.parametrize("scheduler,directive,refused", [
+    ("torque", "-l epilogue=/home/u/e.sh", "epilogue"),
+    ("torque", "-l prologue=/home/u/p.sh,walltime=1:00:00", "prologue"),
+    ("torque", "-l feature=x,epilogue.user=/home/u/e.sh", "epilogue.user"),
+    ("torque", "-l trig=AType=exec,Action=/home/u/x", "trig"),
+    ("torque", "-l walltime=1:00:00", "walltime"),
+    ("pbspro", "-l place=scatter,aoe=myimage", "aoe"),
+    ("pbspro", "-l select=2:ncpus=4", "select"),
+])
+def test_every_resource_of_the_l_comma_list_is_checked(scheduler, directive, refused):
+    """Torque's -l prologue=/path and epilogue=/path name scripts that run with the job: -l passed with any value
+    before; each resource of its comma list is now checked against the dialect's list, failing closed."""
+    problems = _problems(_doc(scheduler, [directive]))
+    assert [p.path for p in problems] == ["job.job_options.extra_directives[0]"], problems
+    assert problems[0].message.endswith("here, not %s" % refused) and problems[0].hint, problems
+
+
+@pytest.mark.parametrize("scheduler,directive", [("torque", "-l feature=x"), ("torque", "-l gres=matlab:1,nice=5"),
+                                                 ("pbspro", "-l place=scatter:excl"),
+                                                 ("pbspro", "-l software=abaqus,preempt_targets=NONE")])
+def test_resources_that_name_no_file_still_pass(scheduler, directive):
     assert _problems(_doc(scheduler, [directive])) == []
 
 

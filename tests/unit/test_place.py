@@ -13,6 +13,7 @@ import pytest
 
 from ansible_collections.sodalite.modak.plugins.module_utils import files
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
+from ansible_collections.sodalite.modak.plugins.module_utils.recipe import generate
 
 SECRET = "the playbook user's secret\n"
 
@@ -196,3 +197,82 @@ def test_a_large_file_is_placed_by_a_hard_link_once(tmp_path, out, victim):
     assert victim.read_text() == SECRET and not os.path.islink(str(out / name))
     with pytest.raises(OutputError):
         files.place_copy(str(out), "../x.whl", str(source))
+
+
+def test_a_link_planted_among_the_wheels_never_brings_its_target_into_the_build_context(tmp_path, victim):
+    """A member of a shared wheel directory plants zz-1.0-py3-none-any.whl, a link to a private file of the
+    playbook's user: before, the hard link followed it and the file was in the build context (same inode)."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    (wheels / "torch-2.5.1-cp311-none-linux_x86_64.whl").write_bytes(b"a real wheel\n")
+    os.symlink(str(victim), str(wheels / "zz-1.0-py3-none-any.whl"))
+    context = tmp_path / "context"
+    with pytest.raises(OutputError, match="zz-1.0-py3-none-any.whl is not a regular file"):
+        generate.place_wheels(str(wheels), str(context))
+    placed = [os.stat(str(path)) for path in (context / "wheels").iterdir()]
+    assert os.stat(str(victim)).st_ino not in [info.st_ino for info in placed]
+    assert os.stat(str(victim)).st_nlink == 1
+    os.mkfifo(str(wheels / "zz-1.0-py3-none-any.whl.fifo"))
+    with pytest.raises(OutputError, match="not a regular file"):
+        files.place_copy(str(context), "w.whl", str(wheels / "zz-1.0-py3-none-any.whl.fifo"))
+
+
+def test_a_wheel_swapped_for_a_link_after_it_was_opened_is_copied_as_opened(monkeypatch, tmp_path, out, victim):
+    """The wheel's name turned into a link between its opening and its hard link: the link made is not that file,
+    so the wheel opened is copied instead; the link's target never lands in the output."""
+    source = tmp_path / "a-1.0-py3-none-any.whl"
+    source.write_bytes(b"the wheel opened\n")
+    opened = files.open_file
+
+    def open_then_swap(dir_fd, name):
+        found = opened(dir_fd, name)
+        if name == source.name:
+            os.symlink(str(victim), str(tmp_path / "swap"))
+            os.replace(str(tmp_path / "swap"), str(source))
+        return found
+    monkeypatch.setattr(files, "open_file", open_then_swap)
+    assert files.place_copy(str(out), source.name, str(source)) == files.CHANGED
+    placed = out / source.name
+    assert not placed.is_symlink() and placed.read_bytes() == b"the wheel opened\n"
+    assert os.stat(str(placed)).st_ino != os.stat(str(victim)).st_ino and victim.read_text() == SECRET
+
+
+@pytest.fixture
+def reads_counted(monkeypatch):
+    """The bytes os.read returns, counted; more than 1 MiB read in all fails at once (a planted huge file read
+    whole would exhaust the memory)."""
+    counted = [0]
+    real_read = os.read
+
+    def read(fd, size):
+        chunk = real_read(fd, size)
+        counted[0] += len(chunk)
+        assert counted[0] <= 1 << 20, "read more than 1 MiB"
+        return chunk
+    monkeypatch.setattr(os, "read", read)
+    return counted
+
+
+def test_a_huge_sparse_file_planted_at_the_name_is_never_read_whole(out, reads_counted):
+    """Before, place read the old file whole before comparing: a 300 MiB sparse file at the name grew the memory by
+    600 MiB. The sizes are compared first, and --diff reads at most DIFF_LIMIT bytes of it."""
+    out.mkdir()
+    with open(str(out / "job.sh"), "wb") as handle:
+        handle.truncate(1 << 32)                                   # 4 GiB, no block on the disk
+    assert files.place(str(out), "job.sh", "echo one\n", 0o755, check_mode=True) == files.CHANGED
+    assert "holds more than 1048576 bytes; not read" in files.read_for_diff(str(out), "job.sh")
+    assert files.place(str(out), "job.sh", "echo one\n", 0o755) == files.CHANGED
+    assert (out / "job.sh").read_text() == "echo one\n"
+    assert reads_counted[0] <= len("echo one\n")
+
+
+def test_a_file_of_the_same_size_is_read_no_further_than_the_content(out, reads_counted):
+    files.place(str(out), "job.sh", "echo one\n", 0o700)
+    reads_counted[0] = 0
+    assert files.place(str(out), "job.sh", "echo two\n", 0o700) == files.CHANGED
+    assert files.place(str(out), "job.sh", "echo two\n", 0o700) == files.SAME
+    assert reads_counted[0] <= 2 * (len("echo two\n") + 1)
+    small = "x" * (files.DIFF_LIMIT - 1) + "\n"
+    files.place(str(out), "big.txt", small, 0o600)
+    reads_counted[0] = 0
+    assert files.read_for_diff(str(out), "big.txt") == small      # up to the limit, the whole text

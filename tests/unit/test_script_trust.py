@@ -92,3 +92,45 @@ def test_a_script_others_may_write_or_in_a_parent_others_may_rename_is_not_submi
     os.chmod(base, 0o777)                       # others may rename project/ and put their own in its place
     with pytest.raises(SubmitError, match="every user may write it"):
         run(Request(script=script, scheduler="local", chdir=path))
+
+
+def shared_sticky(base):
+    """A project directory a group shares with the sticky bit (3770: accepted), and the user's own private jobs
+    directory with the script."""
+    shared = os.path.join(base, "shared")
+    os.mkdir(shared)
+    os.chown(shared, 0, SHARED)
+    os.chmod(shared, 0o3770)
+    jobs = os.path.join(base, "mine", "jobs")
+    os.makedirs(jobs, 0o700)
+    script = os.path.join(jobs, "job.sh")
+    with open(script, "w") as handle:
+        handle.write("#!/bin/bash\necho the job of the user\n")
+    os.chmod(script, 0o700)
+    return shared, jobs, script
+
+
+@pytest.mark.parametrize("link_name, target, given", [
+    ("jobs", "mine/jobs", "shared/jobs/job.sh"),             # a directory of the path is the member's link
+    ("job.sh", "mine/jobs/job.sh", "shared/job.sh"),         # the script named is the member's link
+])
+def test_a_link_another_member_owns_in_a_sticky_directory_is_not_followed(base, link_name, target, given):
+    """The member's link to the user's own script (or its directory) passed the check: the stat followed it; the
+    member then repointed it to a script of theirs before the scheduler read the path."""
+    shared, _jobs, _script = shared_sticky(base)
+    link = os.path.join(shared, link_name)
+    os.symlink(os.path.join(base, target), link)
+    os.lchown(link, OTHER, OTHER)
+    with pytest.raises(SubmitError, match=r"%s is a link of another user \(uid 2\) in the shared sticky directory"
+                       % link):
+        run(Request(script=os.path.join(base, given), scheduler="local", chdir=os.path.join(base, "mine")))
+    theirs = member("ln -sfn /tmp %s" % link)       # the member may repoint it: the sticky bit does not stop them
+    assert theirs.returncode == 0, theirs.stderr
+
+
+def test_a_link_of_the_users_own_in_a_sticky_directory_is_followed(base):
+    shared, jobs, _script = shared_sticky(base)
+    os.symlink(jobs, os.path.join(shared, "jobs"))
+    assert member("ln -sfn /tmp %s/jobs" % shared).returncode != 0         # nobody else may replace it
+    assert ended(jobs, run(Request(script=os.path.join(shared, "jobs", "job.sh"), scheduler="local",
+                                   chdir=jobs))["job_id"])

@@ -19,12 +19,11 @@ from ansible_collections.sodalite.modak.plugins.module_utils.launchers.base impo
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw, exit_trap_lines
 
 # the host file, in the job's working directory (every node reads it): one line per node, "<host> slots=<ranks>";
-# the script removes it when it exits
-HOST_FILE = "deepspeed-hosts.{job}"
-
-
-def host_file(scheduler):
-    return HOST_FILE.format(job=scheduler.job_number_expr)
+# a fresh file that mktemp makes (O_EXCL, 0600: a name planted there, a link among them, is never written through),
+# its path in HOST_FILE_VAR; the script removes it when it exits
+HOST_FILE_TEMPLATE = "deepspeed-hosts.XXXXXX"
+HOST_FILE_VAR = "MODAK_DEEPSPEED_HOSTS"
+HOST_FILE = '"$%s"' % HOST_FILE_VAR
 
 
 def deepspeed_words(argv, dist, scheduler):
@@ -32,7 +31,7 @@ def deepspeed_words(argv, dist, scheduler):
     same interpreter starts the ranks: ``-u`` and the script), else ``deepspeed --no_python``."""
     runner, program = python_launch(argv, "deepspeed.launcher.runner", ["deepspeed"], "--no_python")
     if dist.stepped:
-        opts = ["--no_ssh", Raw('--hostfile="%s"' % host_file(scheduler)), Raw('--master_addr="$MASTER_ADDR"'),
+        opts = ["--no_ssh", Raw('--hostfile=%s' % HOST_FILE), Raw('--master_addr="$MASTER_ADDR"'),
                 Raw('--master_port="$MASTER_PORT"')]
     else:
         opts = ["--num_gpus=%d" % dist.processes_per_node, Raw('--master_port="$MASTER_PORT"')]
@@ -56,8 +55,9 @@ class Deepspeed(Launcher):
         return ["# distributed training: deepspeed's rendezvous port on this node"] + port_lines(scheduler)
 
     def node_lines(self, dist, scheduler):
-        """The host file of the allocation: each node once, in the scheduler's order, with its ranks as slots; removed
-        when the script exits (the trap is set first: no file is left behind whatever fails after it)."""
-        line = "%s | sed 's/$/ slots=%d/' > \"%s\"" % (scheduler.hosts_command, dist.processes_per_node,
-                                                       host_file(scheduler))
-        return exit_trap_lines('rm -f "%s"' % host_file(scheduler), "MODAK_HOSTS_EXIT_TRAP") + [line]
+        """The host file of the allocation: each node once, in the scheduler's order, with its ranks as slots, in a
+        file made anew (``mktemp``) in the working directory; removed when the script exits (the trap is set as soon
+        as the file exists: no file is left behind whatever fails after it)."""
+        made = '%s="$(mktemp "$PWD/%s")"' % (HOST_FILE_VAR, HOST_FILE_TEMPLATE)
+        line = "%s | sed 's/$/ slots=%d/' > %s" % (scheduler.hosts_command, dist.processes_per_node, HOST_FILE)
+        return [made] + exit_trap_lines("rm -f %s" % HOST_FILE, "MODAK_HOSTS_EXIT_TRAP") + [line]

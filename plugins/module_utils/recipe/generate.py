@@ -28,7 +28,8 @@ def render(recipe_spec, formats=FORMATS, base_image=None, wheels=False):
 
 
 def place_wheels(source_dir, output_dir, check_mode=False):
-    """Hard-link (else copy) the ``*.whl`` files of ``source_dir`` into ``output_dir``/wheels; the names placed."""
+    """Hard-link (else copy) the ``*.whl`` files of ``source_dir`` into ``output_dir``/wheels; the names placed. Each
+    must be a regular file (``files.place_copy``): a link among them is refused, never followed."""
     try:
         names = sorted(n for n in os.listdir(source_dir) if n.endswith(".whl"))
     except OSError as exc:

@@ -67,8 +67,12 @@ def problem(scheduler, directive, launch=False):
     values = allowed[key]
     if value is not None and len(value.split(" ")) > (2 if values == 2 else 1):
         return ("%s takes %s" % (key, "two words" if values == 2 else "one value"), "one option per item")
-    if isinstance(values, tuple) and any(item.split("=")[0] not in values for item in (value or "").split(",")):
-        # qsub applies every name=value of a comma list (-W umask=077,stageout=...): each is checked
-        return ("%s accepts only %s here" % (key, ", ".join(v or "no value" for v in values)),
-                "see docs/robustness.md")
+    refused = [item.split("=")[0] for item in (value or "").split(",")
+               if isinstance(values, tuple) and item.split("=")[0] not in values]
+    if refused:
+        # qsub applies every name=value of a comma list (-W umask=077,stageout=..., -l epilogue=...): each is checked
+        return ("%s accepts only %s here, not %s" % (key, ", ".join(v or "no value" for v in values),
+                                                     refused[0] or "no value"),
+                "name only these; what a job_options field sets (nodes, wall time, memory) comes from that field "
+                "(docs/robustness.md)")
     return None

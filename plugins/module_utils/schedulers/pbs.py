@@ -17,8 +17,12 @@ from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submissi
 
 # -- raw options both dialects allow in extra_directives, and those with a typed field -------------------------------
 # qsub's -o, -e, -d, -w name files or directories, -u and -P (Torque) change the user, -S and -C the interpreter
-# and the directive prefix, -W stagein/stageout copy files: none is listed.
-COMMON_OPTIONS = dict.fromkeys(("-l", "-p", "-r", "-h"))
+# and the directive prefix, -W stagein/stageout copy files: none is listed. -l takes each dialect's own list of
+# resources (qsub applies every name=value of its comma list: each is checked), none that names a file or a
+# program (Torque's prologue and epilogue), none that a typed field writes (walltime, select, nodes, mem...).
+COMMON_OPTIONS = dict.fromkeys(("-p", "-r", "-h"))
+# job-wide resources that are limits or labels, in both dialects' pbs_resources
+COMMON_RESOURCES = ("software", "cput", "pcput", "pmem", "pvmem", "vmem", "file", "nice")
 TYPED_OPTIONS = {"-N": "job_name", "-q": "queue", "-A": "account", "-a": "defer_job",
                  "-m": "request_event_notification", "-M": "email_address", "-V": "copy_environment",
                  "-v": "copy_environment_variable", "-o": "standard_output_file", "-e": "standard_error_file",

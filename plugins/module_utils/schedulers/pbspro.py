@@ -10,7 +10,7 @@ import re
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
     cannot, hms, opt, refuse, task_chunks)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import (
-    COMMON_OPTIONS, PbsFamily)
+    COMMON_OPTIONS, COMMON_RESOURCES, PbsFamily)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import directive_words
 
 GPU_TYPE_RESOURCE = "gpu_type"    # the chunk resource for the GPU model when the site names none
@@ -76,9 +76,12 @@ def array(spec, problems):
 
 
 # -- submission: qsub, qstat -x -f (finished jobs too), qdel --------------------------------------------------------
-# raw options: the common ones, -P project and -W with attributes that name no file (not stagein, stageout, depend)
-ALLOWED_OPTIONS = dict(COMMON_OPTIONS, **{"-P": None, "-W": ("umask", "sandbox", "block", "run_count",
-                                                             "max_run_subjobs")})
+# raw options: the common ones, -P project, -W with attributes that name no file (not stagein, stageout, depend)
+# and -l with job-wide resources (pbs_resources(7B); not select, walltime: typed; not aoe, eoe: they provision the
+# nodes)
+RESOURCES = COMMON_RESOURCES + ("place", "site", "preempt_targets", "min_walltime", "max_walltime", "soft_walltime")
+ALLOWED_OPTIONS = dict(COMMON_OPTIONS, **{"-P": None, "-l": RESOURCES,
+                                          "-W": ("umask", "sandbox", "block", "run_count", "max_run_subjobs")})
 
 
 def status_argv(job_id):

@@ -10,7 +10,7 @@ import re
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
     cannot, hms, opt, refuse, task_chunks)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.pbs import (
-    COMMON_OPTIONS, PbsFamily)
+    COMMON_OPTIONS, COMMON_RESOURCES, PbsFamily)
 
 
 def nodes(options, settings, warnings, problems):
@@ -39,8 +39,11 @@ def nodes(options, settings, warnings, problems):
 
 
 # -- submission: qsub, qstat -f, qdel -------------------------------------------------------------------------------
-# raw options: the common ones, -f (fault tolerant), -L (NUMA resources) and -W umask|block
-ALLOWED_OPTIONS = dict(COMMON_OPTIONS, **{"-f": None, "-L": None, "-W": ("umask", "block")})
+# raw options: the common ones, -f (fault tolerant), -L (NUMA resources), -W umask|block and -l with resources of
+# pbs_resources(7) and Moab's -l that name no file and run nothing (not prologue, epilogue: scripts run with the job;
+# not Moab's trig, stagein, stageout, template; not nodes, walltime, mem, qos: typed)
+RESOURCES = COMMON_RESOURCES + ("feature", "gres", "naccesspolicy", "arch", "opsys", "partition", "minwclimit")
+ALLOWED_OPTIONS = dict(COMMON_OPTIONS, **{"-f": None, "-L": None, "-l": RESOURCES, "-W": ("umask", "block")})
 
 
 class Torque(PbsFamily):
