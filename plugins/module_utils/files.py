@@ -136,6 +136,26 @@ def open_regular(path):
         os.close(dir_fd)
 
 
+def read_written(dir_fd, name, what):
+    """The bytes of the file ``name`` of the directory ``dir_fd`` that modak wrote for this user: a regular file of
+    this user (or root) with one name, read without following a link or blocking; None when nothing is there.
+    Anything else is refused (OutputError naming ``what``): in a directory that others may write (a sticky
+    scratch directory), a record or a manifest that another user wrote could list the user's own files for a
+    removal."""
+    fd, info = open_file(dir_fd, name)
+    if fd is None:
+        if kind(dir_fd, name) is None:
+            return None
+        raise OutputError("refusing %s: it is not a regular file" % what)
+    try:
+        if info.st_uid not in (0, os.geteuid()) or info.st_nlink != 1:
+            raise OutputError("refusing %s: modak did not write it (it belongs to uid %d, or has other names)"
+                              % (what, info.st_uid))
+        return read_fd(fd)
+    finally:
+        os.close(fd)
+
+
 def read_fd(fd):
     """What the descriptor ``fd`` holds from where it stands."""
     chunks = []

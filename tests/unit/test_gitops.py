@@ -4,6 +4,7 @@ hand; `--prune` removes only the strays modak wrote."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -13,6 +14,7 @@ import subprocess
 import pytest
 import yaml
 from helpers import ROOT
+from test_created_races import as_nobody, as_root, base, write  # noqa: F401  pylint: disable=unused-import
 
 from ansible_collections.sodalite.modak.plugins.module_utils import cli
 
@@ -113,3 +115,23 @@ def test_a_dsl_in_the_output_directory_is_still_a_dsl(tmp_path, monkeypatch):
     status, report = modak("train.json", "-o", ".")
     assert status == 0 and [f["file"] for f in report["files"]] == ["train.json"]
     assert (tmp_path / "train.sbatch").is_file()
+
+
+@as_root
+def test_a_manifest_another_user_planted_in_a_shared_output_directory_is_refused(base, monkeypatch):  # noqa: F811
+    """In a sticky shared output directory (1777) another user cannot remove the user's scripts, but could write a
+    manifest listing one of them with its hash and a DSL that is gone: before, --prune removed the user's script."""
+    monkeypatch.chdir(base)
+    jobs = os.path.join(base, "jobs")
+    os.mkdir(jobs)
+    os.chmod(jobs, 0o1777)
+    text = "#!/bin/bash\n#SBATCH --job-name=mine\necho months of work\n"
+    write(os.path.join(jobs, "mine.sbatch"), text, 0o644)
+    manifest = {"scripts": {"mine.sbatch": {"dsl": "../dsl/gone.json",
+                                            "sha256": hashlib.sha256(text.encode()).hexdigest()}}}
+    as_nobody("printf '%%s' '%s' >%s" % (json.dumps(manifest), os.path.join(jobs, "modak-manifest.json")))
+    out, err = io.StringIO(), io.StringIO()
+    status = cli.main(["optimise", "--prune", "-o", "jobs"], stdout=out, stderr=err)
+    assert status != 0 and "modak did not write it" in out.getvalue() + err.getvalue()
+    with open(os.path.join(jobs, "mine.sbatch")) as handle:
+        assert handle.read() == text
