@@ -9,17 +9,28 @@ import io
 import json
 import os
 import shlex
+import shutil
 import subprocess
+import tempfile
 
 import pytest
 import yaml
 from helpers import ROOT
-from test_created_races import as_nobody, as_root, base, write  # noqa: F401  pylint: disable=unused-import
+from test_created_races import as_nobody, as_root, write
 
 from ansible_collections.sodalite.modak.plugins.module_utils import cli
 
 DSL = {"job": {"job_options": {"job_name": "train"}, "application": {"executable": "./app", "container_runtime": ""},
                "target": {"job_scheduler_type": "slurm"}}}
+
+
+@pytest.fixture
+def base():
+    """A directory every user can enter (pytest's own temporary directories are 0700)."""
+    path = tempfile.mkdtemp(prefix="modak-shared-", dir="/tmp")
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path)
 
 
 def modak(*argv):
@@ -118,7 +129,7 @@ def test_a_dsl_in_the_output_directory_is_still_a_dsl(tmp_path, monkeypatch):
 
 
 @as_root
-def test_a_manifest_another_user_planted_in_a_shared_output_directory_is_refused(base, monkeypatch):  # noqa: F811
+def test_a_manifest_another_user_planted_in_a_shared_output_directory_is_refused(base, monkeypatch):
     """In a sticky shared output directory (1777) another user cannot remove the user's scripts, but could write a
     manifest listing one of them with its hash and a DSL that is gone: before, --prune removed the user's script."""
     monkeypatch.chdir(base)

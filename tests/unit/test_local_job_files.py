@@ -8,12 +8,14 @@ begins, so a link another user planted at a name is replaced, never written thro
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 import pytest
-from test_created_races import as_nobody, as_root, base, write  # noqa: F401  pylint: disable=unused-import
+from test_created_races import as_nobody, as_root, write
 
 from ansible_collections.sodalite.modak.plugins.module_utils import ledger
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
@@ -25,7 +27,16 @@ SECRET = "the user's own notes\n"
 
 
 @pytest.fixture
-def shared(base):  # noqa: F811  pylint: disable=redefined-outer-name
+def base():
+    """A directory every user can enter (pytest's own temporary directories are 0700)."""
+    path = tempfile.mkdtemp(prefix="modak-shared-", dir="/tmp")
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path)
+
+
+@pytest.fixture
+def shared(base):
     """(a work directory others may rename in (0777, as a 2770 directory of a group not trusted), a private
     0600 file of the user's outside it, a job script in a directory only the user changes)."""
     work = os.path.join(base, "work")
@@ -118,7 +129,7 @@ def _next_pids(count):
 
 
 @as_root
-def test_a_link_planted_at_the_jobs_output_name_is_replaced_never_written_through(base):  # noqa: F811
+def test_a_link_planted_at_the_jobs_output_name_is_replaced_never_written_through(base):
     """A sticky job directory others may write (3770 or 1777, accepted by the trust model): before, the wrapper
     opened <name>.o<pid> with the shell's '>', and the other user's links for the coming pids sent the job output
     into the file they named (a 0600 file of the user's)."""
@@ -144,7 +155,7 @@ def test_a_link_planted_at_the_jobs_output_name_is_replaced_never_written_throug
 
 
 @as_root
-def test_a_link_planted_at_the_output_file_the_script_names_is_replaced_never_written_through(base):  # noqa: F811
+def test_a_link_planted_at_the_output_file_the_script_names_is_replaced_never_written_through(base):
     """A local script that names its output file (job.out): before, its own 'exec >job.out 2>&1' followed the link
     another user put at that name. Now batch_job opens the file for it (a fresh file renamed over the name) and the
     script, seeing that, leaves its output there."""
