@@ -32,19 +32,10 @@ def _load_fd(dir_fd, directory):
     refused: in a directory that others may write (a sticky scratch directory), another user could otherwise list
     the user's own files in a record of theirs and have a delete remove them."""
     record = {"directory_created": False, "files": {}}
-    fd, info = files.open_file(dir_fd, RECORD)
     where = os.path.join(directory, RECORD)
-    if fd is None:
-        if files.kind(dir_fd, RECORD) is None:
-            return record
-        raise OutputError("refusing the record %s: it is not a regular file" % where)
-    try:
-        if info.st_uid not in (0, os.geteuid()) or info.st_nlink != 1:
-            raise OutputError("refusing the record %s: modak did not write it (it belongs to uid %d, or has other "
-                              "names)" % (where, info.st_uid))
-        data = files.read_fd(fd)
-    finally:
-        os.close(fd)
+    data = files.read_written(dir_fd, RECORD, "the record %s" % where)
+    if data is None:
+        return record
     try:
         found = json.loads(data.decode("utf-8"))
         record["directory_created"] = found.get("directory_created") is True

@@ -141,6 +141,26 @@ def open_regular(path):
         os.close(dir_fd)
 
 
+def read_written(dir_fd, name, what):
+    """The bytes of the file ``name`` of the directory ``dir_fd`` that modak wrote for this user: a regular file of
+    this user (or root) with one name, read without following a link or blocking; None when nothing is there.
+    Anything else is refused (OutputError naming ``what``): in a directory that others may write (a sticky
+    scratch directory), a record or a manifest that another user wrote could list the user's own files for a
+    removal."""
+    fd, info = open_file(dir_fd, name)
+    if fd is None:
+        if kind(dir_fd, name) is None:
+            return None
+        raise OutputError("refusing %s: it is not a regular file" % what)
+    try:
+        if info.st_uid not in (0, os.geteuid()) or info.st_nlink != 1:
+            raise OutputError("refusing %s: modak did not write it (it belongs to uid %d, or has other names)"
+                              % (what, info.st_uid))
+        return read_fd(fd)
+    finally:
+        os.close(fd)
+
+
 def read_fd(fd, limit=None):
     """What the descriptor ``fd`` holds from where it stands; at most ``limit`` bytes when it is given."""
     chunks, size = [], 0
@@ -346,17 +366,50 @@ def _replace(dir_fd, name, path, make):
         break
     else:
         raise OutputError("cannot create a temporary file next to %s" % path)
+    rename_into(dir_fd, tmp, name, path)
+
+
+def rename_into(dir_fd, tmp, name, path):
+    """Rename the file ``tmp`` of ``dir_fd`` to ``name`` (``path`` names it in messages): a link or a file there is
+    replaced, never followed. A directory there, or a name this user may not replace (another user's in a sticky
+    directory of someone else), is refused with OutputError; ``tmp`` is removed when the rename fails."""
     try:
         os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException as exc:
         _unlink(dir_fd, tmp)
         if isinstance(exc, OSError) and exc.errno in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST):
             raise OutputError("refusing to write %s: a directory is there" % path)
+        if isinstance(exc, OSError) and exc.errno == errno.EPERM:
+            raise OutputError("refusing to write %s: something of another user is there (%s)" % (path, exc.strerror))
         raise
     try:
         os.fsync(dir_fd)
     except OSError:
         pass
+
+
+def open_fresh(dir_fd, name, path):
+    """(a temporary name beside ``name``, a write descriptor of that new empty file of the directory ``dir_fd``):
+    made without following a link (O_EXCL), with the mode a shell's '>' gives a new file (0666 less the umask);
+    ``rename_into`` then puts it at ``name``. For an output handed to a process before its name is known."""
+    for _try in range(100):
+        tmp = ".modak-%s.%s.tmp" % (name[:64], binascii.hexlify(os.urandom(6)).decode("ascii"))
+        try:
+            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666,
+                                dir_fd=dir_fd)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise OutputError("cannot create a file next to %s: %s" % (path, exc.strerror))
+    raise OutputError("cannot create a temporary file next to %s" % path)
+
+
+def place_in(dir_fd, name, content, mode):
+    """``place`` into a directory already opened (``dir_fd``), without comparing: a fresh file holding ``content``
+    (text or bytes) with ``mode``, renamed over ``name`` (a link there is replaced, never followed)."""
+    check_filename(name)
+    data = content if isinstance(content, bytes) else content.encode("utf-8")
+    _replace(dir_fd, name, name, lambda tmp: _write_new(dir_fd, tmp, mode, (data,)))
 
 
 def _unlink(dir_fd, name):

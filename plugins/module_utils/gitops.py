@@ -34,12 +34,18 @@ def script_suffixes():
 
 
 def load(output_dir):
-    """{script name: {"dsl": path relative to output_dir, "sha256": hash}} of the manifest (empty when none)."""
-    data = files.read_regular(output_dir, MANIFEST)
+    """{script name: {"dsl": path relative to output_dir, "sha256": hash}} of the manifest (empty when none). A
+    manifest that is not a regular file of the user's (or root's) with one name is refused (OutputError): in a
+    shared output directory, one that another user wrote could list the user's own scripts for ``--prune``."""
+    dir_fd = files.open_directory(output_dir)
+    if dir_fd is None:
+        return {}
+    try:
+        data = files.read_written(dir_fd, MANIFEST, "the manifest %s" % os.path.join(output_dir, MANIFEST))
+    finally:
+        os.close(dir_fd)
     if data is None:
         return {}
-    if data is files.NOT_REGULAR:
-        raise OutputError("refusing %s: it is not a regular file" % os.path.join(output_dir, MANIFEST))
     try:
         scripts = json.loads(data.decode("utf-8"))["scripts"]
         return {files.check_filename(name): {"dsl": str(entry["dsl"]), "sha256": str(entry["sha256"])}

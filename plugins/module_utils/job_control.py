@@ -176,7 +176,10 @@ class Job(object):
         return os.path.join(self.chdir, STATE_DIR, LEDGER)
 
     def _ledger(self):
-        return ledger.read(self._ledger_path())
+        try:
+            return ledger.read(self._ledger_path())
+        except OutputError as exc:
+            raise SubmitError(str(exc))
 
     def _remember(self, job_id):
         ledger.record(self._ledger_path(), "%s/%s" % (self.scheduler, self.name),
@@ -190,9 +193,17 @@ class Job(object):
         except OutputError as exc:
             raise SubmitError(str(exc))
 
+    @contextlib.contextmanager
     def _claim(self):
         """The ledger's lock, held from the 'already there?' check until the submission is recorded."""
-        return ledger.locked(self._ledger_path()) if not self.req.check_mode else contextlib.nullcontext()
+        if self.req.check_mode:
+            yield
+            return
+        try:
+            with ledger.locked(self._ledger_path()):
+                yield
+        except OutputError as exc:          # the state directory refused (replaced since the check)
+            raise SubmitError(str(exc))
 
     def _recorded(self):
         entry = self._ledger().get("%s/%s" % (self.scheduler, self.name))
@@ -216,8 +227,10 @@ class Job(object):
         wrote and that are there (its ledger and lock, the backend's files of the job): what a TOSCA create records
         as modak's, so that its delete removes them and nothing else."""
         names = [LEDGER, LEDGER + ".lock"] + list(self.backend.state_files(job_id))
-        state_dir = os.path.join(self.chdir, STATE_DIR)
-        return [name for name in names if os.path.isfile(os.path.join(state_dir, name))]
+        try:
+            return ledger.present(os.path.join(self.chdir, STATE_DIR), names)
+        except OutputError as exc:
+            raise SubmitError(str(exc))
 
     def existing(self):
         """The job id of the same job (name and content) that must not be submitted again, or None."""

@@ -178,7 +178,8 @@ notes:
   - The PBS wrappers of Slurm (Debian package C(slurm-wlm-torque)) print no exit status in C(qstat -f); jobs
     submitted through them are reported C(COMPLETED) with RV(exit_code=null) once they have left the queue.
   - Local jobs have the process id as job id; their output goes to C(<chdir>/<name>.o<id>) and
-    C(<chdir>/<name>.e<id>), their exit code to C(<chdir>/.modak/<id>.rc).
+    C(<chdir>/<name>.e<id>), or to the files the script names, all opened by batch_job without following a link;
+    their exit code to C(<chdir>/.modak/<id>.rc), in the C(.modak) checked when the job was submitted.
 seealso:
   - module: sodalite.modak.optimise
 """

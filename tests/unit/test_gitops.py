@@ -4,20 +4,33 @@ hand; `--prune` removes only the strays modak wrote."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
 import shlex
+import shutil
 import subprocess
+import tempfile
 
 import pytest
 import yaml
 from helpers import ROOT
+from test_created_races import as_nobody, as_root, write
 
 from ansible_collections.sodalite.modak.plugins.module_utils import cli
 
 DSL = {"job": {"job_options": {"job_name": "train"}, "application": {"executable": "./app", "container_runtime": ""},
                "target": {"job_scheduler_type": "slurm"}}}
+
+
+@pytest.fixture
+def base():
+    """A directory every user can enter (pytest's own temporary directories are 0700)."""
+    path = tempfile.mkdtemp(prefix="modak-shared-", dir="/tmp")
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path)
 
 
 def modak(*argv):
@@ -113,3 +126,23 @@ def test_a_dsl_in_the_output_directory_is_still_a_dsl(tmp_path, monkeypatch):
     status, report = modak("train.json", "-o", ".")
     assert status == 0 and [f["file"] for f in report["files"]] == ["train.json"]
     assert (tmp_path / "train.sbatch").is_file()
+
+
+@as_root
+def test_a_manifest_another_user_planted_in_a_shared_output_directory_is_refused(base, monkeypatch):
+    """In a sticky shared output directory (1777) another user cannot remove the user's scripts, but could write a
+    manifest listing one of them with its hash and a DSL that is gone: before, --prune removed the user's script."""
+    monkeypatch.chdir(base)
+    jobs = os.path.join(base, "jobs")
+    os.mkdir(jobs)
+    os.chmod(jobs, 0o1777)
+    text = "#!/bin/bash\n#SBATCH --job-name=mine\necho months of work\n"
+    write(os.path.join(jobs, "mine.sbatch"), text, 0o644)
+    manifest = {"scripts": {"mine.sbatch": {"dsl": "../dsl/gone.json",
+                                            "sha256": hashlib.sha256(text.encode()).hexdigest()}}}
+    as_nobody("printf '%%s' '%s' >%s" % (json.dumps(manifest), os.path.join(jobs, "modak-manifest.json")))
+    out, err = io.StringIO(), io.StringIO()
+    status = cli.main(["optimise", "--prune", "-o", "jobs"], stdout=out, stderr=err)
+    assert status != 0 and "modak did not write it" in out.getvalue() + err.getvalue()
+    with open(os.path.join(jobs, "mine.sbatch")) as handle:
+        assert handle.read() == text

@@ -142,10 +142,13 @@ def test_slurm_gpus_without_type():
 def test_local_enforces_walltime_and_redirects():
     local = registry.get("local")
     assert local.run_prefix(JobOptions(walltime_s=90)) == ["timeout", "--signal=TERM", "--kill-after=30", "90s"]
-    assert local.redirect_lines(JobOptions(stdout="o.txt")) == ["exec >o.txt 2>&1"]
-    assert local.redirect_lines(JobOptions(stdout="o.txt", stderr="e.txt")) == ["exec >o.txt 2>e.txt"]
+    guard = '[ "${MODAK_OUTPUT_OPENED:-}" = "$PPID" ] || '     # batch_job opened the files for the script
+    assert local.redirect_lines(JobOptions(stdout="o.txt")) == [guard + "exec >o.txt 2>&1"]
+    assert local.redirect_lines(JobOptions(stdout="o.txt", stderr="e.txt")) == [guard + "exec >o.txt 2>e.txt"]
+    assert local.redirect_lines(JobOptions(stderr="e.txt")) == [guard + "exec 2>e.txt"]
+    assert local.redirect_lines(JobOptions()) == ["exec 2>&1"]
 
 
 def test_local_output_named_like_a_descriptor():
     local = registry.get("local")
-    assert local.redirect_lines(JobOptions(stdout="0", stderr="2.err")) == ["exec >./0 2>./2.err"]
+    assert local.redirect_lines(JobOptions(stdout="0", stderr="2.err"))[0].endswith(" || exec >./0 2>./2.err")

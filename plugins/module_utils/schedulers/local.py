@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -12,8 +13,8 @@ import signal
 import subprocess
 import time
 
-from ansible_collections.sodalite.modak.plugins.module_utils import shell
-from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
+from ansible_collections.sodalite.modak.plugins.module_utils import files, ledger, shell
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError, SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import Scheduler
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import JobStatus
 
@@ -31,37 +32,55 @@ def _signal_at(wall, lead_s):
 
 # -- submission: bash in the background, in its own session; the job id is the process id --------------------------
 STATE_DIR = ".modak"
-# fixed text; values arrive as positional parameters: $0 script, $1 state directory, $2 output prefix.
-# $$ is this bash's pid, which is the job id (the process leads its own session: start_new_session).
-# MODAK_JOB_STATE: the job's files in the state directory, without their suffix (a resilient job's restart count)
-WRAPPER = ('MODAK_JOB_STATE="$1/$$" bash "$0" >"$2.o$$" 2>"$2.e$$" </dev/null; rc=$?; '
-           'printf "%s\\n" "$rc" >"$1/$$.rc.tmp" && mv -f "$1/$$.rc.tmp" "$1/$$.rc"')
+# fixed text; values arrive as positional parameters: $0 script, $1 the number of the descriptor of the state
+# directory that this bash holds (opened and checked by modak), $2 'opened' when modak opened the script's own
+# output files. It waits for a line on its standard input (a pipe from modak, sent once the output files have their
+# names; without it, it ends). $$ is this bash's pid, which is the job id (the process leads its own session:
+# start_new_session). Its standard output and error are the job's output files, opened by modak without following a
+# link. The state files are written through /proc/$$/fd/$1, the very directory modak checked: a .modak renamed
+# away and replaced since (a work directory others may write) is never written into. The script does not get the
+# descriptor.
+# MODAK_JOB_STATE: the job's files in the state directory, without their suffix (a resilient job's restart count).
+# MODAK_OUTPUT_OPENED: the job id when modak opened the script's own output files (redirect_lines): the script, whose
+# parent this bash is, then leaves its output where it is instead of opening the files by their names again.
+WRAPPER = ('read -r _ || exit 1; state=$1; d="/proc/$$/fd/$1"; '
+           'MODAK_JOB_STATE="$d/$$" MODAK_OUTPUT_OPENED="${2:+$$}" bash "$0" </dev/null {state}<&-; rc=$?; '
+           'cd "$d" && printf "%s\\n" "$rc" >"$$.rc.tmp" && mv -f -- "$$.rc.tmp" "$$.rc"')
+# the guard of a local script's own redirection: true when batch_job opened those files for it
+_OPENED_GUARD = '[ "${MODAK_OUTPUT_OPENED:-}" = "$PPID" ] || '
 
-
-# a modak local script redirects its own output: exec >job.out 2>&1 (or 2>job.err)
-_REDIRECT = re.compile(r"^exec >(\S+) 2>(&1|\S+)$", re.M)
+# a modak local script redirects its own output: exec >job.out 2>&1 (or 2>job.err; or only exec 2>job.err)
+_REDIRECT = re.compile(r"^(?:%s)?exec (?:>(\S+) )?2>(&1|\S+)$" % re.escape(_OPENED_GUARD), re.M)
 
 
 def declared_outputs(script):
-    """The files a local script sends its output to (relative to its directory), or (None, None)."""
+    """The files a local script sends its standard output and error to (relative to the directory it runs in), each
+    None when it names none; (None, None) when it names no file."""
     try:
         with open(script) as handle:
             match = _REDIRECT.search(handle.read(65536))
     except (IOError, OSError, UnicodeDecodeError):
         return None, None
-    if not match:
+    if not match or (match.group(1) is None and match.group(2) == "&1"):
         return None, None
     try:
-        out = shlex.split(match.group(1))[0]
+        out = shlex.split(match.group(1))[0] if match.group(1) else None
         err = out if match.group(2) == "&1" else shlex.split(match.group(2))[0]
     except (ValueError, IndexError):
         return None, None
     return out, err
 
 
-def submit_argv(script, state_dir, prefix):
-    """Started in a new session (setsid), in the background, with stdin from /dev/null."""
-    return ["bash", "-c", WRAPPER, script, state_dir, prefix]
+def _inside(path):
+    """True when the output file ``path`` lies below the directory the job runs in (relative, no '..'): batch_job
+    opens such a file for the script; the script opens any other itself."""
+    parts = path.split("/")
+    return not path.startswith("/") and ".." not in parts and parts[-1] not in ("", ".")
+
+
+def submit_argv(script, state_fd, opened=False):
+    """Started in a new session (setsid), in the background, with stdin from modak (see WRAPPER)."""
+    return ["bash", "-c", WRAPPER, script, str(state_fd), "opened" if opened else ""]
 
 
 def syntax_argv(script):
@@ -168,13 +187,15 @@ class Local(Scheduler):
                 % _signal_at(options.walltime_s, lead_s)]
 
     def redirect_lines(self, options):
+        """The script's own output files, opened by the script only when batch_job did not open them for it (the
+        guard: batch_job opens them without following a link, a shell's '>' follows one)."""
         if not options.stdout:
             # no file named: the output stays with whoever runs the script (batch_job writes <name>.o<pid>,
             # unique per run); standard error joins it unless a file is named for it
-            return ["exec 2>%s" % _target(options.stderr) if options.stderr else "exec 2>&1"]
+            return [_OPENED_GUARD + "exec 2>%s" % _target(options.stderr) if options.stderr else "exec 2>&1"]
         if options.stderr:
-            return ["exec >%s 2>%s" % (_target(options.stdout), _target(options.stderr))]
-        return ["exec >%s 2>&1" % _target(options.stdout)]
+            return [_OPENED_GUARD + "exec >%s 2>%s" % (_target(options.stdout), _target(options.stderr))]
+        return [_OPENED_GUARD + "exec >%s 2>&1" % _target(options.stdout)]
 
     def __init__(self, runner=None, chdir=None, script=None, job_name=None):
         super(Local, self).__init__(runner, chdir, script, job_name or "job")
@@ -200,38 +221,83 @@ class Local(Scheduler):
         self.runner.run(syntax_argv(script))
         return "bash -n %s: syntax ok" % script
 
+    @contextlib.contextmanager
+    def _state(self, job_id=None, create=False):
+        """The state directory's descriptor, opened and checked once (ledger.open_state_directory), for the block:
+        every file of the job is read and written through it, never by a path. ``job_id``: a job's files are
+        wanted (SubmitError when it cannot be one)."""
+        if job_id is not None and not str(job_id).isdigit():
+            raise SubmitError("no local job %s in %s" % (job_id, self.state_dir))
+        try:
+            fd = ledger.open_state_directory(self.state_dir, create)
+        except OutputError as exc:
+            raise SubmitError(str(exc))
+        if fd is None:
+            raise SubmitError("no local job %s in %s" % (job_id, self.state_dir) if job_id is not None
+                              else "cannot make the state directory %s" % self.state_dir)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
     def submit(self, script, extra_args=(), digest=None):
-        name = self.job_name
         if extra_args:
             raise SubmitError("the local scheduler takes no extra_args")
-        os.makedirs(self.state_dir, exist_ok=True)
-        argv = submit_argv(script, self.state_dir, os.path.join(self.chdir, name))
-        self.runner.record(argv)
-        try:
-            with open(os.devnull, "rb") as stdin, open(os.devnull, "wb") as sink:
-                proc = subprocess.Popen(argv, cwd=self.chdir, stdin=stdin, stdout=sink, stderr=sink,
-                                        start_new_session=True, close_fds=True)
-        except OSError as exc:
-            raise SubmitError("cannot start bash: %s" % exc, cmd=argv)
-        job_id = str(proc.pid)
         out, err = declared_outputs(script)
-        with open(self._file(job_id, "pid"), "w") as handle:   # the start time tells a reused pid apart
-            handle.write("%s\n%s\n%s\n%s\n%s\n" % (job_id, name, out or "", err or "", start_time(proc.pid)))
+        opened = bool(out or err) and all(_inside(path) for path in (out, err) if path)
+        with self._state(create=True) as state_fd:
+            argv = submit_argv(script, state_fd, opened)
+            self.runner.record(argv)
+            outputs = _Outputs(self.chdir, self.job_name, out if opened else None, err if opened else None)
+            try:
+                proc = subprocess.Popen(argv, cwd=self.chdir, stdin=subprocess.PIPE, stdout=outputs.out,
+                                        stderr=outputs.err, pass_fds=(state_fd,), start_new_session=True,
+                                        close_fds=True, bufsize=0)
+            except OSError as exc:
+                outputs.discard()
+                raise SubmitError("cannot start bash: %s" % exc, cmd=argv)
+            finally:
+                outputs.close()
+            job_id = str(proc.pid)
+            try:
+                outputs.name(job_id)
+                for suffix in ("rc", "cancelled", "restarts"):   # a former job's of this pid: the job has not begun
+                    _remove(state_fd, "%s.%s" % (job_id, suffix))
+                files.place_in(state_fd, "%s.pid" % job_id, "%s\n%s\n%s\n%s\n%s\n" % (
+                    job_id, self.job_name, out or "", err or "", start_time(proc.pid)), 0o644)
+                proc.stdin.write(b"go\n")      # the job begins
+            except (OutputError, OSError) as exc:
+                outputs.discard()
+                proc.stdin.close()              # without its line, the wrapper ends before the script begins
+                proc.wait()
+                raise SubmitError("local job not started: %s" % exc, cmd=argv)
+            proc.stdin.close()
         return job_id
 
-    def _started(self, job_id):
+    def _record(self, fd, job_id):
+        """(the lines of the job's pid record, its fstat); SubmitError when there is none."""
+        data, info = ledger.read_file(fd, "%s.pid" % job_id)
+        if data is None:
+            raise SubmitError("no local job %s in %s" % (job_id, self.state_dir))
+        return data.decode("utf-8", "replace").splitlines(), info
+
+    @staticmethod
+    def _started(lines):
         """The start time recorded at submission (None for a record without one: never taken for the job)."""
-        with open(self._file(job_id, "pid")) as handle:
-            lines = handle.read().splitlines()
         return lines[4] if len(lines) > 4 and lines[4] else None
 
     def cancel(self, job_id):
-        if not str(job_id).isdigit() or not os.path.exists(self._file(job_id, "pid")):
-            raise SubmitError("no local job %s in %s" % (job_id, self.state_dir))
-        pid = int(job_id)
-        self.runner.record(["kill", "-TERM", "--", "-%d" % pid])
-        open(self._file(job_id, "cancelled"), "w").close()
-        if not _alive(pid, self._started(job_id)):  # a reused pid is another user's process group: not signalled
+        with self._state(job_id) as fd:
+            lines, _info = self._record(fd, job_id)
+            pid = int(job_id)
+            self.runner.record(["kill", "-TERM", "--", "-%d" % pid])
+            try:
+                os.close(os.open("%s.cancelled" % job_id, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                                 | os.O_CLOEXEC, 0o644, dir_fd=fd))
+            except FileExistsError:
+                pass                            # cancelled before
+        started = self._started(lines)
+        if not _alive(pid, started):  # a reused pid is another user's process group: not signalled
             return
         try:
             os.killpg(pid, signal.SIGTERM)
@@ -241,9 +307,9 @@ class Local(Scheduler):
         # forwarding trap (job.resilience) stays until the program has stopped; a script without one dies at once and
         # leaves that group running: once the script is gone, every group still in its session is signalled.
         deadline = time.monotonic() + 2
-        while _alive(pid, self._started(job_id)) and time.monotonic() < deadline:
+        while _alive(pid, started) and time.monotonic() < deadline:
             time.sleep(0.05)
-        if not _alive(pid, self._started(job_id)):
+        if not _alive(pid, started):
             for group in _session_groups(pid):
                 try:
                     os.killpg(group, signal.SIGTERM)
@@ -251,28 +317,27 @@ class Local(Scheduler):
                     pass
 
     def status(self, job_id):
-        if not str(job_id).isdigit() or not os.path.exists(self._file(job_id, "pid")):
-            raise SubmitError("no local job %s in %s" % (job_id, self.state_dir))
-        with open(self._file(job_id, "pid")) as handle:
-            lines = handle.read().splitlines()
+        with self._state(job_id) as fd:
+            lines, info = self._record(fd, job_id)
+            rc_data, rc_info = ledger.read_file(fd, "%s.rc" % job_id)
+            cancelled = _exists(fd, "%s.cancelled" % job_id)
+            restarts = self._restart_fields(fd, job_id)
         name = lines[1] if len(lines) > 1 else self.job_name
         stdout = os.path.join(self.chdir, "%s.o%s" % (name, job_id))
         stderr = os.path.join(self.chdir, "%s.e%s" % (name, job_id))
-        if len(lines) > 3 and lines[2]:  # the script redirects its own output (a modak local script)
-            stdout = os.path.join(self.chdir, lines[2])
-            stderr = os.path.join(self.chdir, lines[3] or lines[2])
-        started = os.path.getmtime(self._file(job_id, "pid"))
-        rc_file = self._file(job_id, "rc")
-        cancelled = os.path.exists(self._file(job_id, "cancelled"))
-        if _alive(int(job_id), lines[4] if len(lines) > 4 and lines[4] else None) and not os.path.exists(rc_file):
+        if len(lines) > 2 and lines[2]:  # the script redirects its own output (a modak local script)
+            stdout = stderr = os.path.join(self.chdir, lines[2])
+        if len(lines) > 3 and lines[3]:
+            stderr = os.path.join(self.chdir, lines[3])
+        started = info.st_mtime
+        if _alive(int(job_id), self._started(lines)) and rc_data is None:
             return JobStatus(job_id=job_id, state="RUNNING", active=True, stdout_path=stdout, stderr_path=stderr,
-                             elapsed=int(time.time() - started), name=name, **self._restart_fields(job_id))
+                             elapsed=int(time.time() - started), name=name, **restarts)
         code = None
-        if os.path.exists(rc_file):
-            with open(rc_file) as handle:
-                text = handle.read().strip()
+        if rc_data is not None:
+            text = rc_data.decode("ascii", "replace").strip()
             code = int(text) if text.lstrip("-").isdigit() else None
-            ended = os.path.getmtime(rc_file)
+            ended = rc_info.st_mtime
         else:
             ended = time.time()
         if cancelled and (code is None or code != 0):
@@ -284,14 +349,88 @@ class Local(Scheduler):
         else:
             state = "FAILED"
         return JobStatus(job_id=job_id, state=state, active=False, exit_code=code, stdout_path=stdout,
-                         stderr_path=stderr, elapsed=int(ended - started), name=name, **self._restart_fields(job_id))
+                         stderr_path=stderr, elapsed=int(ended - started), name=name, **restarts)
 
-    def _restart_fields(self, job_id):
+    def _restart_fields(self, fd, job_id):
         """The restart count a resilient local job recorded, and where it comes from (none recorded: nothing)."""
-        path = self._file(job_id, "restarts")
+        data, _info = ledger.read_file(fd, "%s.restarts" % job_id)
+        text = (data or b"").decode("ascii", "replace").strip()
+        return {"restarts": int(text), "restarts_from": "the job's own count (%s)" % self._file(job_id, "restarts")} \
+            if text.isdigit() else {}
+
+
+def _exists(dir_fd, name):
+    try:
+        os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _remove(dir_fd, name):
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass
+
+
+class _Outputs(object):
+    """A local job's standard output and error (``out``, ``err``: the descriptors to hand to its process): fresh
+    files of the directories they go to, made without following a link (their directories opened one component at a
+    time, as files.open_directory opens them), given their names once the job's pid, its id, is known and before
+    the job begins: a link or a file at a name is replaced, never written through; a name this user may not replace
+    (another user's, in a sticky directory of someone else) stops the submission. ``out_name`` and ``err_name``: the
+    files the script names (relative to ``chdir``), None for the scheduler's own ``<name>.o<id>`` and
+    ``<name>.e<id>``; the same name for both: one file."""
+
+    def __init__(self, chdir, job_name, out_name, err_name):
+        self.chdir, self.job_name = chdir, job_name
+        self.pending = []       # (directory's fd, temporary name, name, the job id appended?, directory's path)
+        self.fds = []
         try:
-            with open(path) as handle:
-                text = handle.read().strip()
-        except OSError:
-            return {}
-        return {"restarts": int(text), "restarts_from": "the job's own count (%s)" % path} if text.isdigit() else {}
+            self.out = self._open(out_name, ".o")
+            self.err = self.out if err_name is not None and err_name == out_name else self._open(err_name, ".e")
+        except BaseException:
+            self.close()
+            self.discard()
+            raise
+
+    def _open(self, relative, suffix):
+        directory, name = os.path.split(os.path.join(self.chdir, relative or self.job_name + suffix))
+        where = os.path.join(directory, name if relative else name + "<id>")
+        try:
+            dir_fd = files.open_directory(directory)
+        except OutputError as exc:
+            raise SubmitError("local job not started: its output %s: %s" % (where, exc))
+        if dir_fd is None:
+            raise SubmitError("local job not started: the directory of its output %s is missing" % where)
+        try:
+            tmp, fd = files.open_fresh(dir_fd, name, where)
+        except OutputError as exc:
+            os.close(dir_fd)
+            raise SubmitError("local job not started: %s" % exc)
+        self.pending.append((dir_fd, tmp, name, not relative, directory))
+        self.fds.append(fd)
+        return fd
+
+    def close(self):
+        """Close this process's write descriptors (the job's process has its own)."""
+        for fd in self.fds:
+            os.close(fd)
+        self.fds = []
+
+    def name(self, job_id):
+        """Rename each file to its name (OutputError when one cannot have it)."""
+        while self.pending:
+            dir_fd, tmp, name, with_id, directory = self.pending[0]
+            final = name + job_id if with_id else name
+            files.rename_into(dir_fd, tmp, final, os.path.join(directory, final))
+            self.pending.pop(0)
+            os.close(dir_fd)
+
+    def discard(self):
+        """Remove the files not renamed yet."""
+        for dir_fd, tmp, _name, _with_id, _directory in self.pending:
+            _remove(dir_fd, tmp)
+            os.close(dir_fd)
+        self.pending = []

@@ -31,7 +31,8 @@ ARGV = [
     ("pbspro status", pbspro.status_argv("7.srv"), ["qstat", "-x", "-f", "7.srv"]),
     ("torque status", torque.Torque.status_argv("7.srv"), ["qstat", "-f", "7.srv"]),
     ("pbs cancel", pbs.cancel_argv("7.srv"), ["qdel", "7.srv"]),
-    ("local submit", local.submit_argv(S, "/w/.modak", "/w/job"), ["bash", "-c", local.WRAPPER, S, "/w/.modak", "/w/job"]),
+    ("local submit", local.submit_argv(S, 5), ["bash", "-c", local.WRAPPER, S, "5", ""]),
+    ("local submit, outputs opened", local.submit_argv(S, 5, True), ["bash", "-c", local.WRAPPER, S, "5", "opened"]),
     ("local check mode", local.syntax_argv(S), ["bash", "-n", S]),
 ]
 
@@ -106,3 +107,9 @@ def test_local_scripts_declare_their_own_output_files(tmp_path):
     script.write_text("#!/bin/bash\necho hi\n")
     assert declared_outputs(str(script)) == (None, None)
     assert declared_outputs(str(tmp_path / "missing.sh")) == (None, None)
+    script.write_text('#!/bin/bash\n[ "${MODAK_OUTPUT_OPENED:-}" = "$PPID" ] || exec >a.out 2>&1\n')
+    assert declared_outputs(str(script)) == ("a.out", "a.out")
+    script.write_text('#!/bin/bash\n[ "${MODAK_OUTPUT_OPENED:-}" = "$PPID" ] || exec 2>a.err\n')
+    assert declared_outputs(str(script)) == (None, "a.err")
+    script.write_text("#!/bin/bash\nexec 2>&1\n")
+    assert declared_outputs(str(script)) == (None, None)
