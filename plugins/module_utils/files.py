@@ -17,6 +17,7 @@ import os
 import re
 import stat
 
+from ansible_collections.sodalite.modak.plugins.module_utils import path_trust
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError
 
 _FILENAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,200}\Z")
@@ -98,18 +99,8 @@ def open_directory(directory, create=False):
 
 def _may_follow(dir_fd, name):
     """True when the link ``name`` in the directory ``dir_fd`` cannot be another user's (``link_may_be_followed``)."""
-    return link_may_be_followed(os.fstat(dir_fd), lambda: os.stat(name, dir_fd=dir_fd, follow_symlinks=False))
-
-
-def link_may_be_followed(directory, link):
-    """True when a link in ``directory`` (its stat) cannot be another user's: only its owner (this user or root)
-    changes the directory, or the directory is sticky and the link (``link()``: its lstat, asked only then) is this
-    user's or root's, so nobody else can replace it (path_trust applies the same rule to a path given by hand)."""
-    if directory.st_uid not in (0, os.geteuid()):
-        return False
-    if not directory.st_mode & 0o022:
-        return True
-    return bool(directory.st_mode & stat.S_ISVTX) and link().st_uid in (0, os.geteuid())
+    return path_trust.link_may_be_followed(os.fstat(dir_fd),
+                                           lambda: os.stat(name, dir_fd=dir_fd, follow_symlinks=False))
 
 
 def open_file(dir_fd, name):

@@ -19,7 +19,17 @@ import os
 import pwd
 import stat
 
-from ansible_collections.sodalite.modak.plugins.module_utils import files
+
+def link_may_be_followed(directory, link):
+    """True when a link in ``directory`` (its stat) cannot be another user's: only its owner (this user or root)
+    changes the directory, or the directory is sticky and the link (``link()``: its lstat, asked only then) is this
+    user's or root's, so nobody else can replace it (files applies it to the links it meets, others_may_swap to a
+    path given by hand)."""
+    if directory.st_uid not in (0, os.geteuid()):
+        return False
+    if not directory.st_mode & 0o022:
+        return True
+    return bool(directory.st_mode & stat.S_ISVTX) and link().st_uid in (0, os.geteuid())
 
 
 def private_gid():
@@ -111,7 +121,7 @@ def _path_swapper(given):
         if not stat.S_ISLNK(link.st_mode):
             directory = here
             continue
-        if info.st_mode & stat.S_ISVTX and not files.link_may_be_followed(info, lambda: link):
+        if info.st_mode & stat.S_ISVTX and not link_may_be_followed(info, lambda: link):
             return "%s is a link of another user (uid %d) in the shared sticky directory %s, who may repoint it" % (
                 here, link.st_uid, directory)
         links += 1

@@ -83,6 +83,6 @@ class Apptainer(object):
             'IMAGE="$MODAK_IMAGE_DIR/%s"' % names.cache_name(uri, self.image_suffix),
         ] + trust.resolve_lines() + trust.before_fetch_lines() + [
             'if [ ! -s "$IMAGE" ]; then',
-            '  %s && mv -f "$IMAGE.part.$$" "$IMAGE"' % pull,
+            '  %s && mv -f "$IMAGE.part.$$" "$IMAGE" || exit $?' % pull,   # a failed pull ends the job with its status
             "fi",
         ] + trust.before_launch_lines()
