@@ -42,6 +42,7 @@ ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEM
 # segment ends it
 TRAINING = "--ddp --steps 50 --warmup 1 --batch-size 16 --data synthetic --seed 5 --step-delay 2"
 LEAD_S = 30
+MAX_RESTARTS = 5
 
 
 def _run(argv, env=None, timeout=600, cwd=None):
@@ -71,7 +72,9 @@ def write_job(cluster, name, wall, lead, every=0, partition=None):
     arguments = TRAINING + (" --checkpoint-every %d" % every if every else "")
     job["application"].update({"executable": "%s mnist_cnn.py" % torch_python(), "arguments": arguments,
                                "container_runtime": ""})
-    job["resilience"] = {"signal_lead_time": lead, "max_restarts": 3, "checkpoint_dir": "checkpoints"}
+    # up to 5 restarts: the time-limit run needs one on a quiet machine, two or three while every scenario and the
+    # rest of the suite share the cores
+    job["resilience"] = {"signal_lead_time": lead, "max_restarts": MAX_RESTARTS, "checkpoint_dir": "checkpoints"}
     job["optimisation"]["app_type-ai_training"]["config"]["processes_per_node"] = 1
     dsl = os.path.join(directory, name + ".yaml")
     with open(dsl, "w") as handle:
@@ -262,7 +265,7 @@ def test_the_time_limit_signals_checkpoints_requeues_and_resumes_to_the_same_los
     assert int(fields.get("Restarts", "0")) >= 1, fields
     assert "modak: limit signal: forwarding USR1 to the ranks" in output
     assert re.search(r"^checkpoint rank=0 step=\d+ signal=SIGUSR1$", output, re.M), output[-4000:]
-    assert "modak: requeued after the time limit: restart 1 of 3" in output
+    assert "modak: requeued after the time limit: restart 1 of %d" % MAX_RESTARTS in output
     assert re.search(r"^resume rank=1 step=\d+$", output, re.M), output[-4000:]
     assert losses(output) == reference
     script = open(jobs["scripts"]["limited"]).read()
@@ -285,7 +288,7 @@ def test_a_preempted_job_is_requeued_and_resumes_to_the_same_loss(jobs):
     # Slurm sends TERM to the steps (not the batch shell) and does not requeue a job that ends within its GraceTime:
     # the ranks checkpoint on TERM, the script sees PreemptTime and requeues the job itself
     assert re.search(r"^checkpoint rank=0 step=\d+ signal=SIGTERM$", output, re.M), output[-4000:]
-    assert "modak: requeued after a preemption: restart 1 of 3" in output
+    assert "modak: requeued after a preemption: restart 1 of %d" % MAX_RESTARTS in output
     assert losses(output) == reference
 
 
