@@ -325,7 +325,7 @@ def _write_new(dir_fd, tmp, mode, chunks):
 def _link_or_copy(dir_fd, tmp, source):
     """``tmp`` of ``dir_fd``: a hard link to the file opened as ``source`` (its directory's descriptor, its name,
     its descriptor and fstat), made without following a link and kept only when it names that very file, else a
-    copy read from its descriptor, with its mode."""
+    copy read from its descriptor, with its permission bits (never set-user-ID, set-group-ID or sticky)."""
     src_dir_fd, src_name, src_fd, src_info = source
     try:
         os.link(src_name, tmp, src_dir_fd=src_dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
@@ -339,7 +339,8 @@ def _link_or_copy(dir_fd, tmp, source):
             return
         _unlink(dir_fd, tmp)              # the name was given to another file since it was opened: a copy
     os.lseek(src_fd, 0, os.SEEK_SET)
-    _write_new(dir_fd, tmp, stat.S_IMODE(src_info.st_mode), iter(lambda: os.read(src_fd, 1 << 20), b""))
+    # the permission bits only: a set-user-ID wheel of another user's would become the caller's (root's under become)
+    _write_new(dir_fd, tmp, stat.S_IMODE(src_info.st_mode) & 0o777, iter(lambda: os.read(src_fd, 1 << 20), b""))
 
 
 def _replace(dir_fd, name, path, make):

@@ -208,3 +208,18 @@ def test_the_outputs_the_script_names_are_opened_for_it_and_the_state_is_its_own
     time.sleep(0.2)
     assert not (tmp_path / "ran").exists()
     assert not [name for name in os.listdir(str(tmp_path)) if name.endswith(".tmp")]
+
+
+def test_a_script_written_by_hand_keeps_its_own_redirection_and_the_jobs_directory_its_files(tmp_path):
+    """A local script without modak's guard opens its own output: batch_job does not replace a file of the job's
+    directory with an empty one of that name (here the script changes directory first and logs elsewhere)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "run.log").write_text("precious results\n")
+    script = tmp_path / "job.sh"
+    script.write_text("#!/bin/bash\ncd %s\nexec >run.log 2>&1\necho logged\n" % elsewhere)
+    job = run(Request(script=str(script), scheduler="local", chdir=str(tmp_path), wait=True, poll_interval=0.1,
+                      wait_timeout=20))
+    assert job["state"] == "COMPLETED", job
+    assert (tmp_path / "run.log").read_text() == "precious results\n"
+    assert (elsewhere / "run.log").read_text() == "logged\n"

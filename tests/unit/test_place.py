@@ -237,6 +237,21 @@ def test_a_wheel_swapped_for_a_link_after_it_was_opened_is_copied_as_opened(monk
     assert os.stat(str(placed)).st_ino != os.stat(str(victim)).st_ino and victim.read_text() == SECRET
 
 
+def test_a_set_user_id_wheel_copied_into_the_build_context_loses_that_bit(monkeypatch, tmp_path, out):
+    """A wheel copied (another file system, or a hard link that named another file) keeps its permission bits only:
+    a set-user-ID wheel that another user planted would otherwise become a set-user-ID file of the caller's (root
+    under become) in the build context."""
+    source = tmp_path / "evil-1.0-py3-none-any.whl"
+    source.write_bytes(b"#!/bin/sh\n")
+    os.chmod(str(source), 0o4755)
+
+    def no_link(*_args, **_kwargs):
+        raise OSError(18, "Invalid cross-device link")
+    monkeypatch.setattr(os, "link", no_link)
+    assert files.place_copy(str(out), source.name, str(source)) == files.CHANGED
+    assert stat.S_IMODE(os.stat(str(out / source.name)).st_mode) == 0o755
+
+
 @pytest.fixture
 def reads_counted(monkeypatch):
     """The bytes os.read returns, counted; more than 1 MiB read in all fails at once (a planted huge file read

@@ -50,22 +50,24 @@ WRAPPER = ('read -r _ || exit 1; state=$1; d="/proc/$$/fd/$1"; '
 _OPENED_GUARD = '[ "${MODAK_OUTPUT_OPENED:-}" = "$PPID" ] || '
 
 # a modak local script redirects its own output: exec >job.out 2>&1 (or 2>job.err; or only exec 2>job.err)
-_REDIRECT = re.compile(r"^(?:%s)?exec (?:>(\S+) )?2>(&1|\S+)$" % re.escape(_OPENED_GUARD), re.M)
+_REDIRECT = re.compile(r"^(%s)?exec (?:>(\S+) )?2>(&1|\S+)$" % re.escape(_OPENED_GUARD), re.M)
 
 
-def declared_outputs(script):
+def declared_outputs(script, guarded=False):
     """The files a local script sends its standard output and error to (relative to the directory it runs in), each
-    None when it names none; (None, None) when it names no file."""
+    None when it names none; (None, None) when it names no file. ``guarded``: only a redirection behind
+    batch_job's guard counts (a script modak wrote, which leaves its files to batch_job), never one a script
+    written by hand runs itself."""
     try:
         with open(script) as handle:
             match = _REDIRECT.search(handle.read(65536))
     except (IOError, OSError, UnicodeDecodeError):
         return None, None
-    if not match or (match.group(1) is None and match.group(2) == "&1"):
+    if not match or (match.group(2) is None and match.group(3) == "&1") or (guarded and not match.group(1)):
         return None, None
     try:
-        out = shlex.split(match.group(1))[0] if match.group(1) else None
-        err = out if match.group(2) == "&1" else shlex.split(match.group(2))[0]
+        out = shlex.split(match.group(2))[0] if match.group(2) else None
+        err = out if match.group(3) == "&1" else shlex.split(match.group(3))[0]
     except (ValueError, IndexError):
         return None, None
     return out, err
@@ -244,7 +246,11 @@ class Local(Scheduler):
         if extra_args:
             raise SubmitError("the local scheduler takes no extra_args")
         out, err = declared_outputs(script)
-        opened = bool(out or err) and all(_inside(path) for path in (out, err) if path)
+        # batch_job opens the files only for a script that leaves them to it (modak's guard): a script written by
+        # hand opens its own, and one that changes directory first must not have a file of the job's directory
+        # replaced by an empty one
+        opened = (bool(out or err) and declared_outputs(script, guarded=True) == (out, err)
+                  and all(_inside(path) for path in (out, err) if path))
         with self._state(create=True) as state_fd:
             argv = submit_argv(script, state_fd, opened)
             self.runner.record(argv)
