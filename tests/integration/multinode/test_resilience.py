@@ -43,6 +43,10 @@ ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEM
 TRAINING = "--ddp --steps 50 --warmup 1 --batch-size 16 --data synthetic --seed 5 --step-delay 2"
 LEAD_S = 30
 MAX_RESTARTS = 5
+# the controller's time away: well past a client's own retries (a query that starts in the first 20 s or so of it
+# fails: with 20 s, a query could wait until the controller was back, and the wait saw no failure), well within
+# batch_job's STATUS_RETRY_S (180 s)
+CONTROLLER_DOWN_S = 45
 
 
 def _run(argv, env=None, timeout=600, cwd=None):
@@ -337,7 +341,7 @@ def restart_controller(cluster, down_s):
 
 
 def test_the_wait_goes_on_while_the_controller_restarts(cluster, jobs):
-    """batch_job's wait (job_control.Job, the module's code) follows a training while slurmctld is stopped for 20 s
+    """batch_job's wait (job_control.Job, the module's code) follows a training while slurmctld is stopped for 45 s
     and started again on its saved state: the status queries that fail meanwhile are asked again (status_errors),
     the wait does not end, and the job ends COMPLETED with the uninterrupted run's loss. It starts once every other
     scenario has ended: a requeue asked of a stopped controller would fail."""
@@ -366,7 +370,7 @@ def test_the_wait_goes_on_while_the_controller_restarts(cluster, jobs):
     job_id = job.result.get("job_id")
     assert job_id and show(cluster, job_id).get("JobState") == "RUNNING", job.result
     time.sleep(10)                     # a step or two of training
-    restart_controller(cluster, 20)
+    restart_controller(cluster, CONTROLLER_DOWN_S)
     waiting.join(900)
     assert "error" not in outcome, outcome
     result = outcome["result"]
