@@ -223,3 +223,23 @@ def test_a_script_written_by_hand_keeps_its_own_redirection_and_the_jobs_directo
     assert job["state"] == "COMPLETED", job
     assert (tmp_path / "run.log").read_text() == "precious results\n"
     assert (elsewhere / "run.log").read_text() == "logged\n"
+
+
+def test_a_link_planted_at_the_output_a_script_written_by_hand_opens_stops_the_submission(base):
+    """A script without modak's guard opens its own output: in a job directory others may write (sticky), a link
+    another user planted at that name would take the job's output; the submission stops before anything runs, and a
+    missing name is made empty at submission, so that none can be planted before the script's redirection."""
+    work = os.path.join(base, "handwritten")
+    os.mkdir(work)
+    os.chmod(work, 0o1777)
+    victim = os.path.join(base, "victim.txt")
+    write(victim, "SECRET\n")
+    script = os.path.join(work, "job.sh")
+    write(script, "#!/bin/bash\nexec >out.log 2>&1\necho from-job\n")
+    as_nobody("ln -s %s %s/out.log" % (victim, work))
+    with pytest.raises(SubmitError, match="out.log is a link that another user may have put there"):
+        run(Request(script=script, scheduler="local", chdir=work, wait=True, poll_interval=0.1, wait_timeout=20))
+    assert open(victim).read() == "SECRET\n"
+    os.unlink(os.path.join(work, "out.log"))
+    job = run(Request(script=script, scheduler="local", chdir=work, wait=True, poll_interval=0.1, wait_timeout=20))
+    assert job["state"] == "COMPLETED" and open(os.path.join(work, "out.log")).read() == "from-job\n"

@@ -10,10 +10,11 @@ import os
 import re
 import shlex
 import signal
+import stat
 import subprocess
 import time
 
-from ansible_collections.sodalite.modak.plugins.module_utils import files, ledger, shell
+from ansible_collections.sodalite.modak.plugins.module_utils import files, ledger, path_trust, shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import OutputError, SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import Scheduler
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import JobStatus
@@ -251,6 +252,8 @@ class Local(Scheduler):
         # replaced by an empty one
         opened = (bool(out or err) and declared_outputs(script, guarded=True) == (out, err)
                   and all(_inside(path) for path in (out, err) if path))
+        if not opened:
+            _ready_for_own_redirection(self.chdir, [path for path in (out, err) if path and _inside(path)])
         with self._state(create=True) as state_fd:
             argv = submit_argv(script, state_fd, opened)
             self.runner.record(argv)
@@ -378,6 +381,42 @@ def _remove(dir_fd, name):
         os.unlink(name, dir_fd=dir_fd)
     except FileNotFoundError:
         pass
+
+
+def _ready_for_own_redirection(chdir, names):
+    """A script that opens its own output files (written by hand, without modak's guard) writes through whatever
+    is at their names when it starts: each name of ``names`` (relative to ``chdir``) that is missing is made now,
+    empty and without following a link, so that nobody can plant one there before the script's redirection; a link
+    that another user could have put there, or anything but a regular file of this user's (or root's), stops the
+    submission. A file of the user's stays as it is (the script may change directory before its redirection)."""
+    for relative in names:
+        directory, name = os.path.split(os.path.join(chdir, relative))
+        where = os.path.join(directory, name)
+        try:
+            dir_fd = files.open_directory(directory)
+        except OutputError as exc:
+            raise SubmitError("local job not started: its output %s: %s" % (where, exc))
+        if dir_fd is None:
+            continue                                     # the script's own redirection fails, as it would have
+        try:
+            try:
+                os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                                 dir_fd=dir_fd))
+                continue
+            except FileExistsError:
+                pass
+            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if stat.S_ISLNK(info.st_mode):
+                if not path_trust.link_may_be_followed(os.fstat(dir_fd), lambda: info):
+                    raise SubmitError("local job not started: its output %s is a link that another user may have "
+                                      "put there, and the script's own redirection would write through it" % where)
+            elif not stat.S_ISREG(info.st_mode) or info.st_uid not in (0, os.geteuid()):
+                raise SubmitError("local job not started: its output %s is not a regular file of this user's"
+                                  % where)
+        except OSError as exc:
+            raise SubmitError("local job not started: its output %s: %s" % (where, exc))
+        finally:
+            os.close(dir_fd)
 
 
 class _Outputs(object):
