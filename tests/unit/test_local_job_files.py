@@ -243,3 +243,19 @@ def test_a_link_planted_at_the_output_a_script_written_by_hand_opens_stops_the_s
     os.unlink(os.path.join(work, "out.log"))
     job = run(Request(script=script, scheduler="local", chdir=work, wait=True, poll_interval=0.1, wait_timeout=20))
     assert job["state"] == "COMPLETED" and open(os.path.join(work, "out.log")).read() == "from-job\n"
+
+
+def test_an_output_a_script_written_by_hand_opens_that_has_another_name_stops_the_submission(base):
+    """A hard link at the output's name (another user can make one to a file of the user's where the kernel allows
+    it) would have the script's redirection empty that file: the submission stops."""
+    work = os.path.join(base, "linked")
+    os.mkdir(work)
+    os.chmod(work, 0o1777)
+    victim = os.path.join(base, "victim.txt")
+    write(victim, "SECRET\n")
+    os.link(victim, os.path.join(work, "out.log"))
+    script = os.path.join(work, "job.sh")
+    write(script, "#!/bin/bash\nexec >out.log 2>&1\necho from-job\n")
+    with pytest.raises(SubmitError, match="out.log is not a regular file of this user's with one name"):
+        run(Request(script=script, scheduler="local", chdir=work, wait=True, poll_interval=0.1, wait_timeout=20))
+    assert open(victim).read() == "SECRET\n"

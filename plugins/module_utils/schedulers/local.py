@@ -410,9 +410,9 @@ def _ready_for_own_redirection(chdir, names):
                 if not path_trust.link_may_be_followed(os.fstat(dir_fd), lambda: info):
                     raise SubmitError("local job not started: its output %s is a link that another user may have "
                                       "put there, and the script's own redirection would write through it" % where)
-            elif not stat.S_ISREG(info.st_mode) or info.st_uid not in (0, os.geteuid()):
-                raise SubmitError("local job not started: its output %s is not a regular file of this user's"
-                                  % where)
+            elif not stat.S_ISREG(info.st_mode) or info.st_uid not in (0, os.geteuid()) or info.st_nlink != 1:
+                raise SubmitError("local job not started: its output %s is not a regular file of this user's with "
+                                  "one name" % where)       # another name: a file elsewhere the redirection empties
         except OSError as exc:
             raise SubmitError("local job not started: its output %s: %s" % (where, exc))
         finally:
