@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 
 import pytest
 
@@ -21,15 +20,6 @@ from ansible_collections.sodalite.modak.plugins.module_utils.job_control import 
 NOBODY = 65534
 as_root = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
                              reason="needs root and setpriv to act as another user")
-
-
-@pytest.fixture
-def base():
-    """A directory every user can enter (pytest's own temporary directories are 0700)."""
-    path = tempfile.mkdtemp(prefix="modak-created-", dir="/tmp")
-    os.chmod(path, 0o755)
-    yield path
-    shutil.rmtree(path)
 
 
 def as_nobody(script):

@@ -9,9 +9,7 @@ import io
 import json
 import os
 import shlex
-import shutil
 import subprocess
-import tempfile
 
 import pytest
 import yaml
@@ -22,15 +20,6 @@ from ansible_collections.sodalite.modak.plugins.module_utils import cli
 
 DSL = {"job": {"job_options": {"job_name": "train"}, "application": {"executable": "./app", "container_runtime": ""},
                "target": {"job_scheduler_type": "slurm"}}}
-
-
-@pytest.fixture
-def base():
-    """A directory every user can enter (pytest's own temporary directories are 0700)."""
-    path = tempfile.mkdtemp(prefix="modak-shared-", dir="/tmp")
-    os.chmod(path, 0o755)
-    yield path
-    shutil.rmtree(path)
 
 
 def modak(*argv):

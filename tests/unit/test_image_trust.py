@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 
 import pytest
@@ -25,15 +24,6 @@ SHARED = 100               # users: a primary group that users share
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
                                 reason="needs root and setpriv to act as other users")
-
-
-@pytest.fixture
-def base():
-    """A directory every user can enter (pytest's own temporary directories are 0700)."""
-    path = tempfile.mkdtemp(prefix="modak-trust-", dir="/tmp")
-    os.chmod(path, 0o755)
-    yield path
-    shutil.rmtree(path)
 
 
 def as_user(uid, gid, script, groups=(), env=None):

@@ -8,10 +8,8 @@ begins, so a link another user planted at a name is replaced, never written thro
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
-import tempfile
 import time
 
 import pytest
@@ -24,15 +22,6 @@ from ansible_collections.sodalite.modak.plugins.module_utils.model import JobOpt
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import local, registry
 
 SECRET = "the user's own notes\n"
-
-
-@pytest.fixture
-def base():
-    """A directory every user can enter (pytest's own temporary directories are 0700)."""
-    path = tempfile.mkdtemp(prefix="modak-shared-", dir="/tmp")
-    os.chmod(path, 0o755)
-    yield path
-    shutil.rmtree(path)
 
 
 @pytest.fixture
@@ -54,6 +43,17 @@ def shared(base):
                     os.killpg(int(name[:-4]), signal.SIGKILL)        # the job's sleep
                 except OSError:
                     pass
+
+
+def sticky_job_directory(base, name="work"):
+    """(a job directory others may write, sticky (1777, as a 3770 directory of a project group), a private 0600 file
+    of the user's beside it that another user would like the job to write into)."""
+    work = os.path.join(base, name)
+    os.mkdir(work)
+    os.chmod(work, 0o1777)
+    notes = os.path.join(base, "notes.txt")
+    write(notes, SECRET)
+    return work, notes
 
 
 def _replace_state_directory_after_the_check(monkeypatch, work, forge):
@@ -133,11 +133,7 @@ def test_a_link_planted_at_the_jobs_output_name_is_replaced_never_written_throug
     """A sticky job directory others may write (3770 or 1777, accepted by the trust model): before, the wrapper
     opened <name>.o<pid> with the shell's '>', and the other user's links for the coming pids sent the job output
     into the file they named (a 0600 file of the user's)."""
-    work = os.path.join(base, "work")
-    os.mkdir(work)
-    os.chmod(work, 0o1777)
-    notes = os.path.join(base, "notes.txt")
-    write(notes, SECRET)
+    work, notes = sticky_job_directory(base)
     script = os.path.join(work, "job.sh")
     write(script, "#!/bin/bash\necho the job output\n", 0o700)
     pids = _next_pids(3000)
@@ -159,11 +155,7 @@ def test_a_link_planted_at_the_output_file_the_script_names_is_replaced_never_wr
     """A local script that names its output file (job.out): before, its own 'exec >job.out 2>&1' followed the link
     another user put at that name. Now batch_job opens the file for it (a fresh file renamed over the name) and the
     script, seeing that, leaves its output there."""
-    work = os.path.join(base, "work")
-    os.mkdir(work)
-    os.chmod(work, 0o1777)
-    notes = os.path.join(base, "notes.txt")
-    write(notes, SECRET)
+    work, notes = sticky_job_directory(base)
     script = os.path.join(work, "job.sh")
     redirect = registry.get("local").redirect_lines(JobOptions(stdout="job.out"))
     write(script, "#!/bin/bash\n%s\necho the job output\necho its error >&2\n" % "\n".join(redirect), 0o700)
@@ -225,37 +217,31 @@ def test_a_script_written_by_hand_keeps_its_own_redirection_and_the_jobs_directo
     assert (elsewhere / "run.log").read_text() == "logged\n"
 
 
+@as_root
 def test_a_link_planted_at_the_output_a_script_written_by_hand_opens_stops_the_submission(base):
     """A script without modak's guard opens its own output: in a job directory others may write (sticky), a link
     another user planted at that name would take the job's output; the submission stops before anything runs, and a
     missing name is made empty at submission, so that none can be planted before the script's redirection."""
-    work = os.path.join(base, "handwritten")
-    os.mkdir(work)
-    os.chmod(work, 0o1777)
-    victim = os.path.join(base, "victim.txt")
-    write(victim, "SECRET\n")
+    work, victim = sticky_job_directory(base)
     script = os.path.join(work, "job.sh")
     write(script, "#!/bin/bash\nexec >out.log 2>&1\necho from-job\n")
     as_nobody("ln -s %s %s/out.log" % (victim, work))
     with pytest.raises(SubmitError, match="out.log is a link that another user may have put there"):
         run(Request(script=script, scheduler="local", chdir=work, wait=True, poll_interval=0.1, wait_timeout=20))
-    assert open(victim).read() == "SECRET\n"
+    assert open(victim).read() == SECRET
     os.unlink(os.path.join(work, "out.log"))
     job = run(Request(script=script, scheduler="local", chdir=work, wait=True, poll_interval=0.1, wait_timeout=20))
     assert job["state"] == "COMPLETED" and open(os.path.join(work, "out.log")).read() == "from-job\n"
 
 
+@as_root
 def test_an_output_a_script_written_by_hand_opens_that_has_another_name_stops_the_submission(base):
     """A hard link at the output's name (another user can make one to a file of the user's where the kernel allows
     it) would have the script's redirection empty that file: the submission stops."""
-    work = os.path.join(base, "linked")
-    os.mkdir(work)
-    os.chmod(work, 0o1777)
-    victim = os.path.join(base, "victim.txt")
-    write(victim, "SECRET\n")
+    work, victim = sticky_job_directory(base)
     os.link(victim, os.path.join(work, "out.log"))
     script = os.path.join(work, "job.sh")
     write(script, "#!/bin/bash\nexec >out.log 2>&1\necho from-job\n")
     with pytest.raises(SubmitError, match="out.log is not a regular file of this user's with one name"):
         run(Request(script=script, scheduler="local", chdir=work, wait=True, poll_interval=0.1, wait_timeout=20))
-    assert open(victim).read() == "SECRET\n"
+    assert open(victim).read() == SECRET

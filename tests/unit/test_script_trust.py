@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 
 import pytest
@@ -20,14 +19,6 @@ OTHER, SHARED = 2, 100                 # bin, and users: a group that other user
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
                                 reason="needs root and setpriv to act as another user")
-
-
-@pytest.fixture
-def base():
-    path = tempfile.mkdtemp(prefix="modak-script-", dir="/tmp")
-    os.chmod(path, 0o755)
-    yield path
-    shutil.rmtree(path)
 
 
 def member(script):
