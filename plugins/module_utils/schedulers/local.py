@@ -54,24 +54,29 @@ _OPENED_GUARD = '[ "${MODAK_OUTPUT_OPENED:-}" = "$PPID" ] || '
 _REDIRECT = re.compile(r"^(%s)?exec (?:>(\S+) )?2>(&1|\S+)$" % re.escape(_OPENED_GUARD), re.M)
 
 
-def declared_outputs(script, guarded=False):
+def declared_outputs(script):
     """The files a local script sends its standard output and error to (relative to the directory it runs in), each
-    None when it names none; (None, None) when it names no file. ``guarded``: only a redirection behind
-    batch_job's guard counts (a script modak wrote, which leaves its files to batch_job), never one a script
+    None when it names none; (None, None) when it names no file."""
+    return _redirection(script)[:2]
+
+
+def _redirection(script):
+    """(output, error, guarded) of the script's own redirection, as declared_outputs; ``guarded``: the line carries
+    batch_job's guard (a script modak wrote, which leaves its files to batch_job), not a redirection that a script
     written by hand runs itself."""
     try:
         with open(script) as handle:
             match = _REDIRECT.search(handle.read(65536))
     except (IOError, OSError, UnicodeDecodeError):
-        return None, None
-    if not match or (match.group(2) is None and match.group(3) == "&1") or (guarded and not match.group(1)):
-        return None, None
+        return None, None, False
+    if not match or (match.group(2) is None and match.group(3) == "&1"):
+        return None, None, False
     try:
         out = shlex.split(match.group(2))[0] if match.group(2) else None
         err = out if match.group(3) == "&1" else shlex.split(match.group(3))[0]
     except (ValueError, IndexError):
-        return None, None
-    return out, err
+        return None, None, False
+    return out, err, bool(match.group(1))
 
 
 def _inside(path):
@@ -246,12 +251,11 @@ class Local(Scheduler):
     def submit(self, script, extra_args=(), digest=None):
         if extra_args:
             raise SubmitError("the local scheduler takes no extra_args")
-        out, err = declared_outputs(script)
+        out, err, guarded = _redirection(script)
         # batch_job opens the files only for a script that leaves them to it (modak's guard): a script written by
         # hand opens its own, and one that changes directory first must not have a file of the job's directory
         # replaced by an empty one
-        opened = (bool(out or err) and declared_outputs(script, guarded=True) == (out, err)
-                  and all(_inside(path) for path in (out, err) if path))
+        opened = guarded and bool(out or err) and all(_inside(path) for path in (out, err) if path)
         if not opened:
             _ready_for_own_redirection(self.chdir, [path for path in (out, err) if path and _inside(path)])
         with self._state(create=True) as state_fd:
