@@ -196,7 +196,7 @@ def modak_launch(text, nodes):
              "image": image, "threads": _threads(text)}
     if "--standalone" in words:
         found["rendezvous"] = STANDALONE
-    elif ('MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"' in text
+    elif ('MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)"' in text
           or 'MASTER_ADDR="$(head -n 1 "$PBS_NODEFILE")"' in text):
         found["rendezvous"] = FIRST_NODE
     found.update(_fabric(text))

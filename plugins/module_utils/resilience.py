@@ -41,6 +41,7 @@ CAPABILITY = {"time_limit": registry.LIMIT_SIGNAL, "preemption": registry.REQUEU
 DEFAULT_LEAD_S = 300
 DEFAULT_RESTARTS = 3
 PER_NODE_SIGNALS = ("TERM", "INT", "HUP", "QUIT")    # what torchrun's agent handles and passes to its workers
+MAX_RESTARTS = 1000                      # the schema's maximum of max_restarts; a derived count is capped there too
 CHECKPOINT_VAR, RESTART_VAR, MAX_VAR = "MODAK_CHECKPOINT_DIR", "MODAK_RESTART_COUNT", "MODAK_MAX_RESTARTS"
 # the exit status by which a program asks for a new run (requeue_on time_limit): Grid Engine's "reschedule" status
 REQUEUE_EXIT, REQUEUE_EXIT_VAR = 99, "MODAK_REQUEUE_EXIT"
@@ -183,6 +184,10 @@ def read(section, options, scheduler, duration):
     restarts = section.get("max_restarts")
     if restarts is None:
         restarts = max(0, int(math.ceil(total / float(wall))) - 1) if total and wall else DEFAULT_RESTARTS
+        if restarts > MAX_RESTARTS:     # as the schema bounds a given max_restarts
+            notes.append("resilience: total_training_time would take %d restarts of %d s; at most %d (the job "
+                         "stops after them)" % (restarts, wall, MAX_RESTARTS))
+            restarts = MAX_RESTARTS
     directory = section.get("checkpoint_dir") or "checkpoints/%s" % options.job_name
     res = Resilience(signal=section.get("signal"), lead_s=lead, requeue_on=events, max_restarts=restarts,
                      checkpoint_dir=directory, total_s=total)
@@ -214,6 +219,14 @@ def _again(res, backend):
     return "time_limit" in res.requeue_on and bool(backend.requeue_line or backend.reruns_itself)
 
 
+def counted(name):
+    """A shell word that reads the count kept in the checkpoint directory's file ``name``: its digits only (at most
+    15, read as decimal), else 0. What a file holds never reaches arithmetic unfiltered: bash evaluates ``$(...)``
+    inside an array subscript of ``$(( ))``, so a file holding ``x[$(cmd)]`` would run cmd as the job's user."""
+    return ('$(MODAK_N="$(head -c 16 "$%s/%s" 2>/dev/null)"; case "$MODAK_N" in ""|*[!0-9]*|????????????????) '
+            'MODAK_N=0 ;; esac; echo "$((10#$MODAK_N))")' % (CHECKPOINT_VAR, name))
+
+
 def environment(res, backend):
     """The program's variables (name, value): the checkpoint directory, its restart count (the scheduler's
     variable; 0 where the job's script counts the runs itself; else the count kept in the checkpoint directory),
@@ -225,7 +238,7 @@ def environment(res, backend):
     elif backend.reruns_itself:
         count = "0"
     else:
-        count = shell.Raw('"$(cat "$%s/%s" 2>/dev/null || echo 0)"' % (CHECKPOINT_VAR, STARTS_FILE))
+        count = shell.Raw('"%s"' % counted(STARTS_FILE))
     out = [(CHECKPOINT_VAR, word), (RESTART_VAR, count), (MAX_VAR, str(res.max_restarts))]
     if _again(res, backend):
         out.append((REQUEUE_EXIT_VAR, str(REQUEUE_EXIT)))
@@ -298,8 +311,7 @@ def _requeue_lines(res, backend):
     # a run that ended well is done, even when the signal came as it ended
     condition = ['[ -n "$MODAK_WHY" ]', '[ "$MODAK_RC" -ne 0 ]', '[ "$%s" -lt "$%s" ]' % (RESTART_VAR, MAX_VAR)]
     if res.total_s:
-        lines += ['MODAK_TRAINED=$(( $(cat "$%s/%s" 2>/dev/null || echo 0) + SECONDS ))'
-                  % (CHECKPOINT_VAR, TRAINED_FILE),
+        lines += ['MODAK_TRAINED=$(( %s + SECONDS ))' % counted(TRAINED_FILE),
                   'echo "$MODAK_TRAINED" >"$%s/%s"' % (CHECKPOINT_VAR, TRAINED_FILE)]
         condition.append('[ "$MODAK_TRAINED" -lt %d ]' % res.total_s)
     lines.append("if %s; then" % " && ".join(condition))

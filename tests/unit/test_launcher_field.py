@@ -92,7 +92,7 @@ def test_lightning_is_srun_per_rank_with_the_program_as_it_is():
     text = result.script.text
     assert "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=2\n" in text
     assert text.rstrip().endswith("\nsrun --nodes=2 --ntasks=4 --ntasks-per-node=2 python3 train.py")
-    assert 'MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"' in text
+    assert 'MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)"' in text
     assert "bash -c" not in text.split("\nsrun ", 1)[1]
     assert (result.settings.ranks, result.settings.tasks_per_node) == (4, 2)
 

@@ -12,7 +12,7 @@ import pytest
 from helpers import ROOT, ai_doc, load, with_
 from test_render import lint
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipeline, resilience
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
 
 EXAMPLE = os.path.join(ROOT, "examples", "pytorch-requeue-slurm.yaml")
@@ -68,7 +68,7 @@ def test_pbs_and_grid_engine_mark_the_job_rerunnable(scheduler, line, catalog, t
     assert result.request.resilience.requeue_on == ("preemption", "node_failure")
     text = result.script.text
     # no restart variable there: the job counts its starts in the checkpoint directory
-    assert 'MODAK_RESTART_COUNT="$(cat "$MODAK_CHECKPOINT_DIR/.modak-starts" 2>/dev/null || echo 0)"' in text
+    assert 'MODAK_RESTART_COUNT="%s"' % resilience.counted(".modak-starts") in text
     assert 'echo "$((MODAK_RESTART_COUNT + 1))" >"$MODAK_CHECKPOINT_DIR/.modak-starts"' in text
     assert "requeue" not in text.split("trap 'modak_stop term' TERM", 1)[1]
     lint(text, tmp_path, result.script.filename)
@@ -241,3 +241,33 @@ def test_requeue_on_without_time_limit_writes_no_requeue_at_the_limit(catalog):
     assert "#SBATCH --requeue" in result.script.directives
     assert 'MODAK_WHY="the time limit"' not in result.script.text and "exit status 99" not in result.script.text
     assert "MODAK_REQUEUE_EXIT" not in dict(result.settings.env)
+
+
+@pytest.mark.parametrize("held, count", [("3", 3), ("0099", 99), ("", 0), ("abc", 0), ("-1", 0), ("1e3", 0),
+                                         ("x[$(touch pwned; echo 0)]", 0), ("$(touch pwned)", 0),
+                                         ("1" * 16, 0), ("9" * 15, 10 ** 15 - 1)])
+def test_a_count_file_is_read_as_digits_only_and_never_evaluated(held, count, tmp_path):
+    """Hardening, round five, item 1: the counts kept in the checkpoint directory (.modak-starts, .modak-trained-s)
+    reach $(( )) as digits only. Before, `$(( $(cat file) + 1 ))` ran the command in a subscript as the job's user."""
+    (tmp_path / ".modak-starts").write_text(held + "\n")
+    script = ('set -euo pipefail\nMODAK_CHECKPOINT_DIR=%s\nMODAK_RESTART_COUNT="%s"\necho "$((MODAK_RESTART_COUNT + 1))"'
+              % (tmp_path, resilience.counted(".modak-starts")))
+    done = subprocess.run(["bash", "-c", script], cwd=str(tmp_path), capture_output=True, text=True, check=False,
+                          timeout=30)
+    assert done.returncode == 0 and done.stdout == "%d\n" % (count + 1), done.stdout + done.stderr
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_a_missing_count_file_reads_as_nought(tmp_path):
+    script = 'set -euo pipefail\nMODAK_CHECKPOINT_DIR=%s\necho "%s"' % (tmp_path, resilience.counted(".modak-trained-s"))
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False, timeout=30)
+    assert done.returncode == 0 and done.stdout == "0\n", done.stderr
+
+
+def test_a_restart_count_derived_from_a_long_total_is_capped_as_a_given_one_is(catalog):
+    """Hardening, round five, item 14: total_training_time P99999D over a one-hour job gave 2,399,975 restarts, past
+    the 1000 the schema allows max_restarts; the derived count is capped there, and the explanation says so."""
+    result = pipeline.optimise(training(resilience={"total_training_time": "P99999D"}), catalog)
+    assert result.request.resilience.max_restarts == resilience.MAX_RESTARTS == 1000
+    assert 'MODAK_MAX_RESTARTS=1000' in result.script.text
+    assert any("would take 2399975 restarts of 3600 s; at most 1000" in line for line in result.explanation)

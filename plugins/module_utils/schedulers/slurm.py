@@ -233,7 +233,9 @@ class Slurm(Scheduler):
     launch_typed_options = LAUNCH_TYPED_OPTIONS
     node_cpus_var = "SLURM_CPUS_ON_NODE"     # sbatch(1), OUTPUT ENVIRONMENT VARIABLES
     task_cpus_var = "SLURM_CPUS_PER_TASK"   # set when --cpus-per-task is given
-    first_node_expr = '$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)'
+    # sed reads the whole list: head would exit after one line, and under pipefail scontrol's SIGPIPE (status 141)
+    # would end the job on a long node list
+    first_node_expr = '$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)'
     job_number_expr = "$SLURM_JOB_ID"
     node_count_expr = '"$SLURM_NNODES"'
     hosts_command = 'scontrol show hostnames "$SLURM_JOB_NODELIST"'
