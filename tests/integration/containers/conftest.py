@@ -18,8 +18,9 @@ import subprocess
 import time
 
 import pytest
-import services
 import requests
+import services
+from helpers import ROOT
 
 PACKAGES = ("podman", "buildah", "runc", "busybox-static", "docker-registry", "skopeo", "apache2-utils")
 BASE = "localhost/modak-test-base:latest"
@@ -42,13 +43,8 @@ def _run(argv, **kw):
 def container_tools():
     if os.geteuid() != 0:
         pytest.skip("the container tests need root (rootful podman, apt-get)")
-    missing = [p for p in PACKAGES if subprocess.run(["dpkg", "-s", p], capture_output=True, check=False).returncode != 0]
-    if missing:
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        subprocess.run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "update", "-qq"], check=True, env=env)
-        subprocess.run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "-qq",
-                        "--no-install-recommends"] + list(PACKAGES),
-                       check=True, env=env, capture_output=True)
+    # one apt-get at a time on the machine (scripts/apt-install): another worker may install at the same time
+    subprocess.run([os.path.join(ROOT, "scripts", "apt-install")] + list(PACKAGES), check=True, capture_output=True)
     services.podman_settings()
     return True
 

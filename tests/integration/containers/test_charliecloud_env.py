@@ -8,6 +8,7 @@ import shutil
 import subprocess
 
 import pytest
+from helpers import ROOT
 
 from ansible_collections.sodalite.modak.plugins.module_utils import shell
 from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry
@@ -21,11 +22,9 @@ def ch_run():
     if shutil.which("ch-run") is None or not os.path.exists("/bin/busybox"):
         if os.geteuid() != 0:
             pytest.skip("ch-run and busybox-static are installed by root")
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        subprocess.run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "update", "-qq"], check=True, env=env)
-        subprocess.run(["apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "-qq", "--no-install-recommends",
-                        "charliecloud-runtime",
-                        "busybox-static"], check=True, env=env, capture_output=True)
+        # one apt-get at a time on the machine (scripts/apt-install)
+        subprocess.run([os.path.join(ROOT, "scripts", "apt-install"), "charliecloud-runtime", "busybox-static"],
+                       check=True, capture_output=True)
     return shutil.which("ch-run")
 
 

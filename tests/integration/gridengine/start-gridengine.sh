@@ -30,23 +30,12 @@ fi
 
 # 1. packages: the libraries the daemons need are installed; Grid Engine itself is unpacked privately
 export DEBIAN_FRONTEND=noninteractive
-missing=""
-for pkg in libjemalloc2 tcsh libmunge2 libtirpc3 libhwloc15 libdb5.3; do
-  dpkg -s "$pkg" 2>/dev/null | grep -q "^Status: install ok installed" || missing="$missing $pkg"
-done
-if [ -n "$missing" ]; then
-  apt-get -o DPkg::Lock::Timeout=600 update -qq
-  # shellcheck disable=SC2086
-  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >/dev/null
-fi
+# one apt-get at a time on the machine (the suite's workers install at the same time)
+APT_INSTALL="$(dirname "$0")/../../../scripts/apt-install"
+"$APT_INSTALL" libjemalloc2 tcsh libmunge2 libtirpc3 libhwloc15 libdb5.3
 if [ ! -x "$BIN/sge_qmaster" ]; then
   debs="$(mktemp -d)"
-  (cd "$debs" && apt-get -o DPkg::Lock::Timeout=600 download -qq \
-     gridengine-common gridengine-client gridengine-master gridengine-exec 2>/dev/null) || {
-    apt-get -o DPkg::Lock::Timeout=600 update -qq
-    (cd "$debs" && apt-get -o DPkg::Lock::Timeout=600 download -qq \
-       gridengine-common gridengine-client gridengine-master gridengine-exec)
-  }
+  "$APT_INSTALL" --download "$debs" gridengine-common gridengine-client gridengine-master gridengine-exec
   mkdir -p "$GE_PREFIX"
   for deb in "$debs"/*.deb; do dpkg-deb -x "$deb" "$GE_PREFIX"; done
   rm -rf "$debs"

@@ -72,21 +72,8 @@ source "$(dirname "$0")/../pidfiles.sh"
 
 # 1. install what is missing; libpmix2 (install-mpi.sh) before any slurmd starts, or its pmix plugin does not load
 bash "$(dirname "$0")/install-mpi.sh"
-PACKAGES="slurmctld slurmd slurm-client munge"
-missing=""
-for pkg in $PACKAGES; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $pkg"
-done
-if [ -n "$missing" ]; then
-  if ! command -v apt-get >/dev/null; then
-    echo "start-multinode.sh: missing$missing and apt-get is not available" >&2
-    exit 2
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get -o DPkg::Lock::Timeout=600 update -qq
-  # shellcheck disable=SC2086
-  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >/dev/null
-fi
+# one apt-get at a time on the machine (the suite's workers install at the same time)
+"$(dirname "$0")/../../../scripts/apt-install" slurmctld slurmd slurm-client munge
 
 # 2. configuration
 mkdir -p "$ETC" "$RUN" "$STATE/slurmctld" "$LOG" "$SHARED"

@@ -38,13 +38,8 @@ source "$(dirname "$0")/../pidfiles.sh"
 # 1. install (only when missing)
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null \
    || ! command -v sbatch >/dev/null || ! command -v munged >/dev/null || ! command -v qsub >/dev/null; then
-  if ! command -v apt-get >/dev/null; then
-    echo "start-slurm.sh: Slurm is not installed and apt-get is not available" >&2
-    exit 2
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get -o DPkg::Lock::Timeout=600 update -qq
-  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends slurmctld slurmd slurm-client munge slurm-wlm-torque >/dev/null
+  # one apt-get at a time on the machine (the suite's workers install at the same time)
+  "$(dirname "$0")/../../../scripts/apt-install" slurmctld slurmd slurm-client munge slurm-wlm-torque
 fi
 
 # 2. directories, key, config
