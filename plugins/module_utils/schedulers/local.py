@@ -332,6 +332,9 @@ class Local(Scheduler):
     def status(self, job_id):
         with self._state(job_id) as fd:
             lines, info = self._record(fd, job_id)
+            # whether the job lives is asked before its status file is read: a job that writes the file and ends
+            # between the two reads is then seen with its status, never as ended without one (FAILED, no code)
+            alive = _alive(int(job_id), self._started(lines))
             rc_data, rc_info = ledger.read_file(fd, "%s.rc" % job_id)
             cancelled = _exists(fd, "%s.cancelled" % job_id)
             restarts = self._restart_fields(fd, job_id)
@@ -343,7 +346,7 @@ class Local(Scheduler):
         if len(lines) > 3 and lines[3]:
             stderr = os.path.join(self.chdir, lines[3])
         started = info.st_mtime
-        if _alive(int(job_id), self._started(lines)) and rc_data is None:
+        if alive and rc_data is None:
             return JobStatus(job_id=job_id, state="RUNNING", active=True, stdout_path=stdout, stderr_path=stderr,
                              elapsed=int(time.time() - started), name=name, **restarts)
         code = None

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import signal
 
 import pytest
 
@@ -60,3 +62,26 @@ def test_wait_timeout_ends_the_wait_by_the_clock(tmp_path):
     with pytest.raises(job.JobFailed, match="still RUNNING after wait_timeout=60 s"):
         run.execute()
     assert 60 <= clock.now - started < 66
+
+
+def test_a_local_job_that_ends_as_its_status_is_read_is_seen_with_its_exit_status(tmp_path, monkeypatch):
+    """The job writes its exit status and ends between the two reads of a status query: it is COMPLETED with its
+    status, not FAILED without one (the reads were the status file first, then whether the job lives: a loaded
+    machine failed a suite run so)."""
+    from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import local
+    script = tmp_path / "done.sh"
+    script.write_text("#!/bin/bash\nsleep 30\n")
+    run = job.Job(job.Request(script=str(script), scheduler="local", wait=False))
+    job_id = run.execute()["job_id"]
+    state = tmp_path / ".modak"
+    real_alive = local._alive
+
+    def ends_now(pid, started=None):
+        if str(pid) == job_id:                       # the job writes its status and ends, just now
+            (state / ("%s.rc" % job_id)).write_text("0\n")
+            os.kill(pid, signal.SIGKILL)
+            return False
+        return real_alive(pid, started)
+    monkeypatch.setattr(local, "_alive", ends_now)
+    status = run._status(job_id)
+    assert (status.state, status.exit_code, status.active) == ("COMPLETED", 0, False)
