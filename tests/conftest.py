@@ -58,6 +58,7 @@ def pytest_configure(config):
     for tier, description in TIERS.items():
         config.addinivalue_line("markers", "%s: %s" % (tier, description))
     config.pluginmanager.register(FixtureTimes(), "modak-fixture-times")
+    config.pluginmanager.register(RunTimes(), "modak-run-times")
 
 
 def tier_of(path, marked=()):
@@ -80,6 +81,98 @@ def pytest_collection_modifyitems(config, items):
         group = services.group_of(getattr(item, "fixturenames", ()))
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: services.order_key(os.path.relpath(str(item.fspath), ROOT)))
+
+
+# The run's hard deadline: scripts/test exports MODAK_TEST_DEADLINE (seconds since the epoch), a few minutes before
+# CI's limit. A test's timer (pytest-timeout: its own `timeout` mark, or the configured default) never runs past it,
+# so a run that goes wrong still ends with pytest's summary; the configured session_timeout starts no test after the
+# time a test still has to run.
+DEADLINE_VAR = "MODAK_TEST_DEADLINE"
+
+
+def timeout_of(item):
+    """The per-test timeout pytest-timeout would give ``item`` (its closest `timeout` mark, else the ini value)."""
+    mark = item.get_closest_marker("timeout")
+    if mark is not None and (mark.args or "timeout" in mark.kwargs):
+        return float(mark.args[0] if mark.args else mark.kwargs["timeout"])
+    value = item.config.getini("timeout")
+    return float(value) if value else 0.0
+
+
+def capped_timeout(own, deadline, now):
+    """``own`` (0: none), shortened to what is left before ``deadline`` (None: no deadline); at least 1 s."""
+    if deadline is None:
+        return own
+    left = max(1.0, deadline - now)
+    return left if own <= 0 else min(own, left)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)    # outside pytest-timeout's own wrapper, which reads the mark
+def pytest_runtest_protocol(item, nextitem):
+    del nextitem
+    deadline = os.environ.get(DEADLINE_VAR)
+    if deadline:
+        own = timeout_of(item)
+        capped = capped_timeout(own, float(deadline), time.time())
+        if capped != own:
+            item.add_marker(pytest.mark.timeout(capped), append=False)
+    yield
+
+
+# what each tier, group and folder of a run cost (printed at the end, with each one's share of the suite's budget)
+BUDGET_S = 35 * 60
+
+
+class RunTimes(object):
+    """Adds up each test's setup, call and teardown by tier, by xdist group (one worker runs a group in turn), by
+    folder and by worker, on the process that prints the summary."""
+
+    def __init__(self):
+        self.rows = {"tier": {}, "group": {}, "folder": {}, "worker": {}}
+        self.first = None
+        self.last = None
+
+    def pytest_runtest_logreport(self, report):
+        nodeid, _, group = report.nodeid.partition("@")
+        path = nodeid.split("::")[0]
+        tier = next((name for name in TIERS if name in report.keywords), tier_of(path))
+        worker = getattr(getattr(report, "node", None), "gateway", None)
+        keys = {"tier": tier, "group": group or "(none)", "folder": os.path.dirname(path) or ".",
+                "worker": worker.id if worker is not None else "main"}
+        for kind, key in keys.items():
+            seconds, tests = self.rows[kind].get(key, (0.0, set()))
+            tests.add(nodeid)
+            self.rows[kind][key] = (seconds + report.duration, tests)
+        start, stop = getattr(report, "start", None), getattr(report, "stop", None)
+        if start is not None:
+            self.first = start if self.first is None else min(self.first, start)
+            self.last = stop if self.last is None else max(self.last, stop)
+
+    def lines(self, workers, top=12):
+        """The report's lines: each kind's rows, the costliest first (at most ``top`` groups and folders)."""
+        capacity = BUDGET_S * max(1, workers)
+        out = ["tests' time (setup, call and teardown); the share is of the %d-minute budget: of one worker's for a "
+               "worker and a group (a group runs on one worker, in turn), of all %d workers' for a tier and a folder"
+               % (BUDGET_S // 60, max(1, workers))]
+        if self.first is not None:
+            out.append("wall time from the first test's start to the last one's end: %.0f s (%.0f %% of %d min)"
+                       % (self.last - self.first, 100.0 * (self.last - self.first) / BUDGET_S, BUDGET_S // 60))
+        for kind in ("tier", "worker", "group", "folder"):
+            rows = sorted(self.rows[kind].items(), key=lambda kv: -kv[1][0])
+            shown = rows if kind in ("tier", "worker") else rows[:top]
+            for key, (seconds, tests) in shown:
+                share = 100.0 * seconds / (BUDGET_S if kind in ("worker", "group") else capacity)
+                out.append("%-6s %-58s %5d tests %8.1f s %5.1f %%" % (kind, key[:58], len(tests), seconds, share))
+        return out
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if not self.rows["tier"] or not terminalreporter.config.getoption("durations", None):
+            return
+        workers = len([key for key in self.rows["worker"] if key != "main"]) or 1
+        terminalreporter.write_sep("=", "time by tier, worker, group and folder")
+        for line in self.lines(workers):
+            terminalreporter.write_line(line)
 
 
 # the slowest fixtures of a run (`make test` prints them after pytest's slowest tests): each fixture's own setup

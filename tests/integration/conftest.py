@@ -115,3 +115,17 @@ def installed(tmp_path_factory):
     working tree and installed into a temporary path (galaxy_build.py), once per run."""
     from galaxy_build import build_and_install
     return build_and_install(tmp_path_factory.mktemp("galaxy"))
+
+
+DEMO_STORAGE = "/var/tmp/modak-demo.ch"   # scripts/demo's Charliecloud storage, kept between runs
+
+
+@pytest.fixture
+def demo_storage():
+    """The demo's Charliecloud build storage, held by this test alone (services.exclusive; the tests that use it
+    run on one worker, GROUPS in tests/services.py). What is built there stays between runs: ch-image's build
+    cache is keyed by each step's content, so an image built once (the demo's, the container benchmark's) is not
+    built again, and one whose steps match the demo's up to the framework (modak's image of the container
+    benchmark) builds only what differs."""
+    with services.exclusive("modak-demo.ch"):
+        yield DEMO_STORAGE

@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import subprocess
+import time
 
 import pytest
 from helpers import ROOT
@@ -96,3 +97,48 @@ def test_a_test_that_leaves_a_signal_handler_behind_fails_and_the_next_test_has_
     done = subprocess.run(argv, cwd=str(tmp_path), env=env, capture_output=True, text=True, check=False, timeout=60)
     assert "the test left its own handler for SIGTERM behind" in done.stdout, done.stdout + done.stderr
     assert "2 passed, 1 error" in done.stdout, done.stdout     # test_replaces: its call passed, its teardown not
+
+
+def test_a_tests_limit_never_runs_past_the_runs_deadline():
+    assert conftest.capped_timeout(900, None, 1000.0) == 900
+    assert conftest.capped_timeout(900, 1000.0 + 60, 1000.0) == 60
+    assert conftest.capped_timeout(30, 1000.0 + 60, 1000.0) == 30
+    assert conftest.capped_timeout(0, 1000.0 + 60, 1000.0) == 60       # no limit of its own: the deadline's
+    assert conftest.capped_timeout(900, 1000.0 - 5, 1000.0) == 1        # past it: a second, then the summary
+
+
+@pytest.mark.integration   # a pytest run in a subprocess: seconds
+def test_near_the_deadline_a_long_test_fails_on_time_and_the_run_ends_with_its_summary(tmp_path):
+    """MODAK_TEST_DEADLINE (scripts/test: 84 minutes after it started): a test's own 15-minute limit is cut to what
+    is left, so a slow run still ends with pytest's summary before CI's 90 minutes."""
+    (tmp_path / "test_late.py").write_text(
+        "import subprocess\n"
+        "def test_slow():\n"
+        "    subprocess.run(['sleep', '60'], capture_output=True)\n")
+    env = dict(os.environ, MODAK_TEST_DEADLINE=str(int(time.time()) + 4),
+               PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "tests"), os.path.join(ROOT, "collections")]))
+    argv = [os.path.join(ROOT, ".venv", "bin", "python"), "-m", "pytest", "-p", "conftest", "-c",
+            os.path.join(ROOT, "pyproject.toml"), "--rootdir", str(tmp_path), str(tmp_path / "test_late.py"),
+            "-p", "no:cacheprovider", "-p", "no:xdist", "-ra"]
+    started = time.monotonic()
+    done = subprocess.run(argv, cwd=str(tmp_path), env=env, capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 1 and "Failed: Timeout" in done.stdout, done.stdout + done.stderr
+    assert time.monotonic() - started < 30
+
+
+def test_the_run_reports_its_time_by_tier_group_and_worker():
+    times = conftest.RunTimes()
+
+    class Report(object):
+        def __init__(self, nodeid, keywords, duration, worker):
+            self.nodeid, self.keywords, self.duration = nodeid, keywords, duration
+            self.node = type("Node", (), {"gateway": type("Gateway", (), {"id": worker})()})()
+            self.start, self.stop = 0.0, duration
+
+    times.pytest_runtest_logreport(Report("tests/unit/test_a.py::test_x", {"unit": 1}, 2.0, "gw0"))
+    times.pytest_runtest_logreport(Report("tests/integration/demo/test_q.py::test_y@modak-demo.ch",
+                                          {"integration": 1}, 630.0, "gw1"))
+    lines = times.lines(workers=2)
+    assert any(line.startswith("group  modak-demo.ch") and "630.0 s  30.0 %" in line for line in lines), lines
+    assert any(line.startswith("tier   integration") and "15.0 %" in line for line in lines), lines
+    assert any(line.startswith("worker gw1") and "30.0 %" in line for line in lines), lines

@@ -31,6 +31,9 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+# the first test in modak's image pays its build and push (216-337 s measured) and may wait for the demo's storage
+pytestmark = pytest.mark.timeout(1500)
+
 EXAMPLE = os.path.join(ROOT, "examples", "pytorch-ddp-slurm.yaml")
 WORKLOAD = (os.path.join(ROOT, "benchmarks", "workload", "mnist_cnn.py"),
             os.path.join(ROOT, "plugins", "module_utils", "perf", "hardware.py"))
@@ -133,6 +136,7 @@ def ddp_image(registry, multinode, tmp_path_factory):
         base = re.search(r"^name=(\S+)$", _run([os.path.join(ROOT, "scripts", "base-image"), "--charliecloud",
                                                 "--podman"], env=env), re.M).group(1)
         services.podman_settings()
+        _run([os.path.join(ROOT, "scripts", "apt-install"), "pigz"])   # the push compresses on all cores
         wheels = work / "wheels"
         _run([os.path.join(ROOT, ".venv", "bin", "python"), "-m", "pip", "download", "--quiet", "--only-binary=:all:",
               "--dest", str(wheels), "--find-links", WHEELS, "torch==2.13.0", ACCELERATE], env=dict(os.environ))

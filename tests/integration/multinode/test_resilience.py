@@ -28,6 +28,9 @@ import time
 import pytest
 import yaml
 
+# the first test waits for every scenario (the time-limit run requeues once to three times): 434-550 s measured
+pytestmark = pytest.mark.timeout(1800)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 EXAMPLE = os.path.join(ROOT, "examples", "pytorch-requeue-slurm.yaml")
