@@ -16,7 +16,7 @@ import time
 
 from ansible_collections.sodalite.modak.plugins.module_utils import job_control, ledger, tail
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import ModakError, SubmitError, printable
-from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
+from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import extra, registry
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.local import STATE_DIR
 
 DSL_SUFFIXES = (".yaml", ".yml", ".json")
@@ -155,6 +155,10 @@ def cmd_submit(args):
     script, scheduler = _script(args)
     job = job_control.Job(_request(args, script=script, scheduler=scheduler, chdir=_chdir(args),
                                    extra_args=list(args.extra_arg), force=args.force))
+    for word in args.extra_arg:       # the scheduler's allow-list, as for extra_directives (schedulers/extra.py)
+        why = extra.submit_arg_problem(job.scheduler, word)
+        if why:
+            raise SubmitError("--extra-arg=%s %s; %s" % (word, why[0], why[1]))
     return _done(_run(args, job, job.submitted, lambda r: str(r.get("job_id"))))
 
 

@@ -197,6 +197,12 @@ def program_problems(words):
     if first and first[0].startswith("%"):
         return [DslProblem(where, "the program name starts with '%', which bash reads as a job (fg)", first[0],
                            "name the program by its path, e.g. ./%s" % first[0])]
+    if first and first[0].startswith("-"):
+        # after a launcher (srun, torchrun, mpirun) the word would be the launcher's own option
+        # (--container-image=..., --rdzv-endpoint=..., --mca plm_rsh_agent sh), past launch_options' allow-list
+        return [DslProblem(where, "the program name starts with '-', which a launcher reads as its own option",
+                           first[0], "name the program first (e.g. python3 train.py, or ./%s for a file of that name); a "
+                           "launcher's options go in application.launch_options" % first[0])]
     if first and first[0] in (".", "source"):
         return [DslProblem(where, "'%s' is bash's own command: it would read a file into the job's shell instead of "
                            "running a program" % first[0], first[0],

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import List, Optional
@@ -86,6 +87,11 @@ def segments_of(polls, restarts_from=None):
     return segments
 
 
+# a job id as the schedulers give them (Slurm 123, 123_4, 123+0; PBS 123.server, 123[].server; Grid Engine 123.1;
+# Flux f2a3b or ƒ2a3b; local, a pid): never an option (a leading '-' would reach scancel or qdel as one)
+JOB_ID = re.compile(r"\A[0-9A-Za-z\u0192][0-9A-Za-z\u0192._+\[\]@:-]{0,127}\Z")
+
+
 @dataclass
 class Request:
     script: Optional[str] = None
@@ -145,6 +151,10 @@ class Job(object):
             raise SubmitError("scheduler is required when no script is given")
         if self.scheduler not in SCHEDULERS:
             raise SubmitError("unknown scheduler %r (known: %s)" % (self.scheduler, ", ".join(SCHEDULERS)))
+        for given in [req.job_id] + [dep.get("job_id") for dep in req.after if isinstance(dep, dict)]:
+            if given is not None and not JOB_ID.match(str(given)):
+                raise SubmitError("job id %r is not one a scheduler gives (letters and digits first, then also . _ "
+                                  "+ - [ ] @ :): it is never passed to a command" % (given,))
         self.chdir = req.chdir or (os.path.dirname(os.path.abspath(req.script)) if req.script else os.getcwd())
         if not os.path.isdir(self.chdir):
             raise SubmitError("chdir %s is not a directory" % self.chdir)

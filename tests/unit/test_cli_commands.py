@@ -290,3 +290,56 @@ def test_status_wait_polls_with_batch_jobs_backoff(tmp_path, monkeypatch):
     status, out, err = modak("status", "--wait", "--poll-interval", "3", out.strip())
     assert (status, out) == (0, "COMPLETED\n"), err
     assert asked[:3] == [1.0, 2.0, 3.0] and len(err.splitlines()) == len(asked)    # one line per poll
+
+
+# ---------------------------------------------------------------- hardening, round five (items 7, 8)
+
+def _recording_sbatch(tmp_path, monkeypatch):
+    """A sbatch on PATH that records its arguments: what would have reached the scheduler."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text("#!/bin/sh\necho \"$@\" >> %s/sbatch.args\necho 7\n"
+                                    % tmp_path)
+    (bin_dir / "sbatch").chmod(0o755)
+    monkeypatch.setenv("PATH", "%s:%s" % (bin_dir, os.environ["PATH"]))
+    return tmp_path / "sbatch.args"
+
+
+@pytest.mark.parametrize("word", ["--output=/etc/cron.d/x", "--uid=0", "--wrap=id", "high", "-o/tmp/x", "-e",
+                                  "--export=ALL,LD_PRELOAD=/tmp/x.so", "--comment=modak:forged"])
+def test_submit_extra_args_pass_the_schedulers_allow_list(word, tmp_path, monkeypatch):
+    """`modak submit --extra-arg` was passed to sbatch as given, though --help and docs/cli.md said the allow-list
+    applied (--extra-arg=--output=/etc/cron.d/x --extra-arg=--uid=0 reached sbatch)."""
+    monkeypatch.chdir(tmp_path)
+    recorded = _recording_sbatch(tmp_path, monkeypatch)
+    script = _script(tmp_path, "job.sbatch", "#SBATCH --job-name=j\necho hi\n")
+    status, _out, err = modak("submit", "--scheduler", "slurm", "--extra-arg=%s" % word, script)
+    assert status != 0 and "--extra-arg=%s" % word in err, err
+    assert not recorded.exists()
+
+
+def test_submit_extra_args_of_the_allow_list_reach_sbatch(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    recorded = _recording_sbatch(tmp_path, monkeypatch)
+    script = _script(tmp_path, "job.sbatch", "#SBATCH --job-name=j\necho hi\n")
+    status, out, err = modak("submit", "--scheduler", "slurm", "--extra-arg=--qos=high", "--extra-arg=--time=10",
+                             "--extra-arg=--exclusive", script)
+    assert (status, out.strip()) == (0, "7"), err
+    assert "--qos=high --time=10 --exclusive" in recorded.read_text()
+
+
+@pytest.mark.parametrize("command", [["cancel"], ["status"], ["logs"]])
+@pytest.mark.parametrize("job_id", ["--user=someone", "-1", "1;id", "1 2", ""])
+def test_a_job_id_that_no_scheduler_gives_reaches_no_command(command, job_id, tmp_path, monkeypatch):
+    """`modak cancel --scheduler slurm -- --user=NAME` ran `scancel --user=NAME` (and batch_job state=absent with a
+    job_id from a ticket did the same)."""
+    monkeypatch.chdir(tmp_path)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in ("scancel", "squeue", "scontrol", "sacct"):
+        (bin_dir / name).write_text("#!/bin/sh\necho \"$@\" >> %s/ran\n" % tmp_path)
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", "%s:%s" % (bin_dir, os.environ["PATH"]))
+    status, _out, err = modak(*(command + ["--scheduler", "slurm", "--", job_id]))
+    assert status != 0 and "is not one a scheduler gives" in err, err
+    assert not (tmp_path / "ran").exists()

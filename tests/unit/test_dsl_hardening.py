@@ -185,8 +185,8 @@ def test_integer_too_long_to_read_is_rejected_with_its_path():
 
 # ---------------------------------------------------------------- the command word
 
-WORDS = ["done", "if", "then", "fi", "time", "function", "A=1", "PATH+=x", "A[0]=1", "!", "{", "[[", "coproc", "while",
-         "--steps"]
+# (a word starting with '-' is refused: after a launcher it would be the launcher's option; ./--steps runs)
+WORDS = ["done", "if", "then", "fi", "time", "function", "A=1", "PATH+=x", "A[0]=1", "!", "{", "[[", "coproc", "while"]
 
 
 @pytest.mark.parametrize("word", WORDS)
@@ -247,3 +247,12 @@ def test_bashs_own_source_command_as_the_program_is_refused_by_path(program):
 
 def test_a_program_named_with_a_dot_in_its_path_is_still_accepted():
     dsl.parse(doc_with("application", "executable", "./.hidden/run.sh"))
+
+
+@pytest.mark.parametrize("program", ["--container-image=evil/x", "--output=/tmp/x ./app", "--rdzv-endpoint=evil:1",
+                                     "--mca plm_rsh_agent sh", "-x LD_PRELOAD=/tmp/x.so ./app"])
+def test_a_program_word_that_a_launcher_would_read_as_its_option_is_refused(program):
+    """Hardening, round five, item 10: the program's first word came right after srun, torchrun or mpirun, which
+    took a leading '-' as their own option (past launch_options' allow-list)."""
+    found = rejected(doc_with("application", "executable", program))
+    assert "starts with '-'" in found["job.application.executable"].message

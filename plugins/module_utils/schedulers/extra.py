@@ -76,3 +76,25 @@ def problem(scheduler, directive, launch=False):
                 "name only these; what a job_options field sets (nodes, wall time, memory) comes from that field "
                 "(docs/robustness.md)")
     return None
+
+
+
+
+# typed options a submission by hand may not carry either: they name files or set the job's environment
+NOT_BY_HAND = ("standard_output_file", "standard_error_file", "copy_environment_variable")
+
+
+def submit_arg_problem(scheduler, word):
+    """Why ``word``, one argument of a submission by hand (``modak submit --extra-arg``), is refused (a message and a
+    hint), or None: the allow-list of ``extra_directives``, and the options a typed field writes (--qos, --time: a
+    script written by hand has no DSL) except those that name files or set the environment; one option per word,
+    its value after '='."""
+    if not word.startswith("-"):
+        return ("is not an option", "one option per --extra-arg, its value after '=': --extra-arg=--qos=high")
+    name = registry.ALIASES.get(scheduler, scheduler)
+    if name in registry.NAMES and registry.capable(name, registry.BATCH) and not forges_comment(word):
+        dashes, option, value, separator = split(word)
+        field = registry.scheduler_class(name).typed_options.get(dashes + option)
+        if field and field not in NOT_BY_HAND and (dashes == "--" or value is None or separator == " "):
+            return None
+    return problem(scheduler, word)
