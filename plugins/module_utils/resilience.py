@@ -33,6 +33,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils import shell
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslProblem
 from ansible_collections.sodalite.modak.plugins.module_utils.launchers import registry as launchers
 from ansible_collections.sodalite.modak.plugins.module_utils.model import Resilience
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import trust
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import registry
 
 BASE = "job.resilience"
@@ -227,6 +228,25 @@ def counted(name):
             'MODAK_N=0 ;; esac; echo "$((10#$MODAK_N))")' % (CHECKPOINT_VAR, name))
 
 
+def private_dir_lines(variable):
+    """Lines that make ``$variable``'s directory, resolve it once (``cd -P``) and stop the job unless it and every
+    directory above it pass the trust model of the images (runtimes/trust.py: the user's or root's, written by
+    others only with the sticky bit or as a trusted group), then make it private (0700). A directory another user
+    made first in a shared work directory held the model the job writes, and a checkpoint planted there is code for
+    ``torch.load``."""
+    var = '"$%s"' % variable
+    return ['mkdir -p -- %s' % var] + trust.resolve_functions() + [
+        'if MODAK_RESOLVED="$(cd -P -- %s 2>/dev/null && pwd -P)"; then %s="$MODAK_RESOLVED"; fi' % (var, variable),
+        'MODAK_UNTRUSTED="$(modak_untrusted %s before-fetch || echo "$%s (not checked)")"' % (var, variable),
+        'if [ -n "$MODAK_UNTRUSTED" ]; then',
+        '  echo "modak: the checkpoint directory $%s is not this user'"'"'s own, or others may change it or a '
+        'directory above it ($MODAK_UNTRUSTED): not run (set job.resilience.checkpoint_dir to a directory of your '
+        'own)" >&2' % variable,
+        "  exit 1",
+        "fi",
+        "chmod 0700 -- %s  # private: only the job's user reads the model and writes its checkpoints" % var]
+
+
 def environment(res, backend):
     """The program's variables (name, value): the checkpoint directory, its restart count (the scheduler's
     variable; 0 where the job's script counts the runs itself; else the count kept in the checkpoint directory),
@@ -254,8 +274,8 @@ def run_lines(run, res, backend, signal, via_steps, options=None, notes=()):
     forward = backend.forward_line(signal) if via_steps and backend.forward_line(signal) else \
         'kill -s %s "$MODAK_LAUNCH" 2>/dev/null || true' % signal
     loop = backend.reruns_itself
-    lines = ["# resilience: the launch runs in the background; a signal makes every rank checkpoint and stop",
-             'mkdir -p "$%s"' % CHECKPOINT_VAR]
+    lines = ["# resilience: the launch runs in the background; a signal makes every rank checkpoint and stop"]
+    lines += private_dir_lines(CHECKPOINT_VAR)
     if not backend.restart_count_var and not loop:
         lines.append('echo "$((%s + 1))" >"$%s/%s"' % (RESTART_VAR, CHECKPOINT_VAR, STARTS_FILE))
     lines += ["MODAK_STOP=",

@@ -271,3 +271,40 @@ def test_a_restart_count_derived_from_a_long_total_is_capped_as_a_given_one_is(c
     assert result.request.resilience.max_restarts == resilience.MAX_RESTARTS == 1000
     assert 'MODAK_MAX_RESTARTS=1000' in result.script.text
     assert any("would take 2399975 restarts of 3600 s; at most 1000" in line for line in result.explanation)
+
+
+def _checkpoint_dir_check(directory):
+    script = "set -euo pipefail\nMODAK_CHECKPOINT_DIR=%s\n%s\necho \"ok $MODAK_CHECKPOINT_DIR\"\n" % (
+        directory, "\n".join(resilience.private_dir_lines("MODAK_CHECKPOINT_DIR")))
+    return subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False, timeout=60)
+
+
+def test_the_checkpoint_directory_is_made_private(tmp_path):
+    done = _checkpoint_dir_check(tmp_path / "checkpoints" / "job")
+    assert done.returncode == 0 and done.stdout == "ok %s\n" % (tmp_path / "checkpoints" / "job"), done.stderr
+    assert oct((tmp_path / "checkpoints" / "job").stat().st_mode & 0o777) == "0o700"
+
+
+@pytest.mark.parametrize("owner, group, mode", [(4242, 4242, 0o777), (4242, 4242, 0o700), (None, None, 0o777),
+                                                (None, 4242, 0o770)])
+def test_a_checkpoint_directory_that_others_made_or_may_change_stops_the_job(owner, group, mode, tmp_path):
+    """Hardening, round five, item 2: `mkdir -p checkpoints/<job>` took a directory another user had made first in a
+    shared work directory (the job wrote its model there; a planted checkpoint is code for torch.load)."""
+    if group is not None and os.geteuid() != 0:
+        pytest.skip("giving a directory to another uid or gid needs root")
+    directory = tmp_path / "checkpoints" / "job"
+    directory.mkdir(parents=True)
+    directory.chmod(mode)
+    if group is not None:
+        os.chown(str(directory), -1 if owner is None else owner, group)
+    done = _checkpoint_dir_check(directory)
+    assert done.returncode == 1 and "not run" in done.stderr and "ok" not in done.stdout, done.stderr
+
+
+def test_a_link_planted_at_the_checkpoint_directory_stops_the_job(tmp_path):
+    (tmp_path / "theirs").mkdir()
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "job").symlink_to(tmp_path / "theirs")
+    os.chmod(str(tmp_path / "theirs"), 0o777)
+    done = _checkpoint_dir_check(tmp_path / "checkpoints" / "job")
+    assert done.returncode == 1 and "not run" in done.stderr, done.stderr

@@ -59,11 +59,16 @@ modak_untrusted() {  # $1: an image, its directory resolved; prints what others 
 }"""
 
 
+def resolve_functions():
+    """The check's shell functions (``modak_trusted_gids``, ``modak_untrusted``), as lines."""
+    return _FUNCTIONS.split("\n")
+
+
 def resolve_lines(variable="IMAGE"):
     """The check's functions, and lines that resolve ``$variable``'s directory once: the fetch, the check and the
     launch all use that path."""
     var = '"$%s"' % variable
-    return _FUNCTIONS.split("\n") + [
+    return resolve_functions() + [
         'if MODAK_RESOLVED="$(cd -P -- "$(dirname -- %s)" 2>/dev/null && pwd -P)"; then  # the path launched' % var,
         '  %s="${MODAK_RESOLVED%%/}/$(basename -- %s)"' % (variable, var),
         "fi",
