@@ -299,6 +299,13 @@ class Job(object):
         if why:
             raise SubmitError("refusing to submit %s: %s; use a directory of your own (docs/containers.md, trust "
                               "model; a group the site trusts is listed in MODAK_TRUSTED_GROUPS)" % (self.script, why))
+        # the job makes files in its working directory and reopens them by name (its outputs, the container's
+        # variables, a host file): nobody else may rename them there
+        why = path_trust.others_may_rename_in(self.chdir)
+        if why:
+            raise SubmitError("refusing to submit %s from %s: %s; use a directory of your own (docs/containers.md, "
+                              "trust model; a group the site trusts is listed in MODAK_TRUSTED_GROUPS)"
+                              % (self.script, self.chdir, why))
         self._trust_state_dir(create=True)
         with self._claim():
             status = self._submit_once()

@@ -96,6 +96,18 @@ def others_may_swap(path):
         return "%s cannot be read (%s)" % (given, exc.strerror)
 
 
+def others_may_rename_in(directory):
+    """Why someone else than this user and root could rename or replace what the directory ``directory`` holds (a
+    job's working directory, where the job makes files and reopens them by name), or a directory of its path, or
+    None: it and every directory above it must pass ``others_may_change``."""
+    given = os.path.abspath(directory)
+    try:
+        why = others_may_change(os.stat(given))
+        return "%s: %s" % (given, why) if why else _path_swapper(given)
+    except OSError as exc:
+        return "%s cannot be read (%s)" % (given, exc.strerror)
+
+
 def _path_swapper(given):
     """Why someone else could swap what the absolute path ``given`` names, or None. Its names are resolved one at a
     time from ``/``, each link's target in its place: every directory a name is looked up in must pass

@@ -26,11 +26,12 @@ SECRET = "the user's own notes\n"
 
 @pytest.fixture
 def shared(base):
-    """(a work directory others may rename in (0777, as a 2770 directory of a group not trusted), a private
-    0600 file of the user's outside it, a job script in a directory only the user changes)."""
+    """(a work directory others may rename in once the job is submitted (0777, as a 2770 directory of a group not
+    trusted; a submission there is refused, tests/unit/submit/test_poll.py, so it is the user's alone until then), a
+    private 0600 file of the user's outside it, a job script in a directory only the user changes)."""
     work = os.path.join(base, "work")
     os.mkdir(work)
-    os.chmod(work, 0o777)
+    os.chmod(work, 0o755)
     notes = os.path.join(base, "notes.txt")
     write(notes, SECRET)
     script = os.path.join(base, "job.sh")
@@ -76,6 +77,7 @@ def test_a_state_directory_replaced_after_its_check_is_never_read(shared, monkey
     lines the query returns)."""
     work, notes, script = shared
     job_id = run(Request(script=script, scheduler="local", chdir=work))["job_id"]
+    os.chmod(work, 0o777)
     forged = "printf '%%s\\njob\\n%s\\n\\n\\n' %s >%s.pid && echo 0 >%s.rc" % (notes, job_id, job_id, job_id)
     _replace_state_directory_after_the_check(monkeypatch, work, forged)
     with pytest.raises(SubmitError, match="state directory"):
@@ -89,6 +91,7 @@ def test_a_cancel_never_writes_through_a_link_in_a_replaced_state_directory(shar
     their replacement .modak, the user's own file was emptied."""
     work, notes, script = shared
     job_id = run(Request(script=script, scheduler="local", chdir=work))["job_id"]
+    os.chmod(work, 0o777)
     _replace_state_directory_after_the_check(
         monkeypatch, work, "printf '%%s\\njob\\n\\n\\n%s\\n' %s >%s.pid && ln -s %s %s.cancelled"
         % (local.start_time(int(job_id)), job_id, job_id, notes, job_id))
@@ -105,6 +108,7 @@ def test_the_jobs_exit_status_goes_to_the_state_directory_checked_at_submission(
     work, notes, script = shared
     write(script, "#!/bin/bash\nsleep 1.5\n", 0o700)
     job_id = run(Request(script=script, scheduler="local", chdir=work))["job_id"]
+    os.chmod(work, 0o777)
     as_nobody("cd %s && mv .modak .modak.moved && mkdir .modak && ln -s %s .modak/%s.rc.tmp"
               % (work, notes, job_id))
     checked = os.path.join(work, ".modak.moved", "%s.rc" % job_id)

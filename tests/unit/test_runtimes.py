@@ -155,7 +155,7 @@ def test_charliecloud_values_stay_out_of_argv_and_literal():
     words = runtime.exec_argv(IMAGE, ["x"], env=env)
     assert not any(value in str(word) for word in words for _name, value in env), words
     assert words[:4] == ["ch-run", "--env-no-expand", "--set-env", Raw('--set-env="$MODAK_ENV_FILE"')]
-    assert runtime.env_lines(env) == [
+    assert runtime.env_lines(env) == trust.workdir_lines("the container's variables") + [
         'MODAK_ENV_FILE="$(mktemp "$PWD/.modak-env.XXXXXX")"', 'MODAK_EXIT_TRAP="$(trap -p EXIT)"',
         'MODAK_EXIT_TRAP="$(eval "set -- $MODAK_EXIT_TRAP"; printf %s "${3:-}")"',
         "trap 'MODAK_STATUS=$?; rm -f \"$MODAK_ENV_FILE\"; (exit \"$MODAK_STATUS\"); eval \"$MODAK_EXIT_TRAP\"' EXIT",
@@ -317,3 +317,27 @@ def test_the_image_check_refuses_a_missing_image(tmp_path):
     done = subprocess.run(["bash", "-c", script], env=dict(os.environ, IMAGE=str(tmp_path / "x.sif")),
                           capture_output=True, text=True, check=False, timeout=30)
     assert done.stdout == "%s (missing)\n" % (tmp_path / "x.sif"), done
+
+
+@pytest.mark.parametrize("mode, group, refused", [(0o2770, 4242, True), (0o777, None, True), (0o1777, None, False),
+                                                  (0o755, None, False), (0o3770, 4242, False)])
+def test_the_env_file_is_made_only_where_nobody_else_may_rename_it(mode, group, refused, tmp_path):
+    """Hardening, round five, item 3: in a 2770 working directory of a group the site does not trust, a member renamed
+    the new .modak-env file away and put her own at its name: she read HF_TOKEN and added LD_PRELOAD, which ch-run
+    read. The job now stops before making the file when others may rename entries in its working directory."""
+    import subprocess
+    if group is not None and os.geteuid() != 0:
+        pytest.skip("giving a directory to another gid needs root")
+    work = tmp_path / "work"
+    work.mkdir()
+    if group is not None:
+        os.chown(str(work), -1, group)
+    work.chmod(mode)
+    script = "\n".join(["set -eo pipefail", "export A=secret"] + registry.get("charliecloud").env_lines([("A", "x")])
+                       + ['cat "$MODAK_ENV_FILE"'])
+    done = subprocess.run(["bash", "-c", script], cwd=str(work), capture_output=True, text=True, check=False)
+    if refused:
+        assert done.returncode == 1 and "others may rename files" in done.stderr, done.stderr
+        assert not [name for name in os.listdir(str(work)) if name.startswith(".modak-env")]
+    else:
+        assert done.returncode == 0 and done.stdout == "A='secret'\n", done.stderr

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ansible_collections.sodalite.modak.plugins.module_utils.distributed import HOST_VARS, port_lines
 from ansible_collections.sodalite.modak.plugins.module_utils.launchers.base import Launcher, node_wrapper, python_launch
+from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import trust
 from ansible_collections.sodalite.modak.plugins.module_utils.shell import Raw, exit_trap_lines
 
 # the host file, in the job's working directory (every node reads it): one line per node, "<host> slots=<ranks>";
@@ -56,8 +57,10 @@ class Deepspeed(Launcher):
 
     def node_lines(self, dist, scheduler):
         """The host file of the allocation: each node once, in the scheduler's order, with its ranks as slots, in a
-        file made anew (``mktemp``) in the working directory; removed when the script exits (the trap is set as soon
+        file made anew (``mktemp``) in the working directory, once the job has checked that others may rename
+        nothing there (``trust.workdir_lines``); removed when the script exits (the trap is set as soon
         as the file exists: no file is left behind whatever fails after it)."""
         made = '%s="$(mktemp "$PWD/%s")"' % (HOST_FILE_VAR, HOST_FILE_TEMPLATE)
         line = "%s | sed 's/$/ slots=%d/' > %s" % (scheduler.hosts_command, dist.processes_per_node, HOST_FILE)
-        return [made] + exit_trap_lines("rm -f %s" % HOST_FILE, "MODAK_HOSTS_EXIT_TRAP") + [line]
+        return (trust.workdir_lines("the DeepSpeed host file") + [made]
+                + exit_trap_lines("rm -f %s" % HOST_FILE, "MODAK_HOSTS_EXIT_TRAP") + [line])

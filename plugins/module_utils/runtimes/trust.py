@@ -40,17 +40,24 @@ _FUNCTIONS = r"""modak_trusted_gids() {  # the user's private group, the site's 
   fi
   for group in ${MODAK_TRUSTED_GROUPS:-}; do getent group "$group" | cut -d: -f3 || true; done
 }
-modak_untrusted() {  # $1: an image, its directory resolved; prints what others may change, or that it is missing
-  local uid dir gid trusted=(-false)  # $2: "before-fetch": no image yet is fine, and its files are checked after
+modak_untrusted_dirs() {  # $1: a directory, resolved; prints it and each one above it where others may rename
+  local uid dir gid trusted=(-false)  # what is not theirs (not root's or the user's; others or an untrusted group
+  uid="$(id -u)"                      # write it without the sticky bit)
+  for gid in $(modak_trusted_gids); do trusted+=(-o -gid "$gid"); done
+  dir="$1"
+  while :; do
+    find "$dir" -maxdepth 0 \( -type l -o ! \( -uid 0 -o -uid "$uid" \) -o \( -perm -002 ! -perm -1000 \) \
+      -o \( -perm -020 ! -perm -1000 ! \( "${trusted[@]}" \) \) \) -print
+    [ "$dir" != / ] && [ "$dir" != . ] || break
+    dir="$(dirname -- "$dir")"
+  done
+}"""
+_IMAGE_FUNCTION = r"""modak_untrusted() {  # $1: an image, its directory resolved; prints what others may change, or that it is missing
+  local uid gid trusted=(-false)  # $2: "before-fetch": no image yet is fine, and its files are checked after
   if [ ! -d "$(dirname -- "$1")" ]; then echo "$1 (missing)"; return 0; fi
   uid="$(id -u)"
   for gid in $(modak_trusted_gids); do trusted+=(-o -gid "$gid"); done
-  dir="$1"
-  while [ "$dir" != / ] && [ "$dir" != . ]; do
-    dir="$(dirname -- "$dir")"
-    find "$dir" -maxdepth 0 \( -type l -o ! \( -uid 0 -o -uid "$uid" \) -o \( -perm -002 ! -perm -1000 \) \
-      -o \( -perm -020 ! -perm -1000 ! \( "${trusted[@]}" \) \) \) -print
-  done
+  modak_untrusted_dirs "$(dirname -- "$1")"
   if [ ! -e "$1" ] && [ ! -L "$1" ]; then [ "${2:-}" = before-fetch ] || echo "$1 (missing)"; return 0; fi
   find "$1" -maxdepth 0 \( -type l -o ! -uid "$uid" -o -perm -002 -o \( -perm -020 ! \( "${trusted[@]}" \) \) \) -print
   [ "${2:-}" != before-fetch ] || return 0
@@ -59,9 +66,10 @@ modak_untrusted() {  # $1: an image, its directory resolved; prints what others 
 }"""
 
 
-def resolve_functions():
-    """The check's shell functions (``modak_trusted_gids``, ``modak_untrusted``), as lines."""
-    return _FUNCTIONS.split("\n")
+def resolve_functions(directories_only=False):
+    """The check's shell functions (``modak_trusted_gids``, ``modak_untrusted_dirs``, and ``modak_untrusted`` unless
+    ``directories_only``), as lines."""
+    return (_FUNCTIONS if directories_only else _FUNCTIONS + "\n" + _IMAGE_FUNCTION).split("\n")
 
 
 def resolve_lines(variable="IMAGE"):
@@ -112,3 +120,18 @@ def trust_lines(variable="IMAGE"):
     """Lines that resolve ``$variable``'s directory once and stop the job when there is no image there, or anybody
     but the user, root or a trusted group may change the image or swap it (see above)."""
     return resolve_lines(variable) + before_launch_lines(variable)
+
+
+def workdir_lines(what):
+    """Lines that stop the job unless others may rename nothing in its working directory nor above it (the trust
+    model above, for directories), before the job makes ``what`` there with mktemp and writes it by its name: in a
+    directory of a group the site does not trust a member renamed the new file away and put her own at the name."""
+    return resolve_functions(directories_only=True) + [
+        'MODAK_UNTRUSTED="$(modak_untrusted_dirs "$(pwd -P)" || echo "$PWD (not checked)")"',
+        'if [ -n "$MODAK_UNTRUSTED" ]; then',
+        '  echo "modak: others may rename files in the job'"'"'s working directory $PWD or above it ($MODAK_UNTRUSTED),'
+        ' where the job writes %s: not run (use a directory of your own, or one the site trusts: '
+        'MODAK_TRUSTED_GROUPS; docs/containers.md)" >&2' % what,
+        "  exit 1",
+        "fi",
+    ]

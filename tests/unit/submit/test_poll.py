@@ -85,3 +85,29 @@ def test_a_local_job_that_ends_as_its_status_is_read_is_seen_with_its_exit_statu
     monkeypatch.setattr(local, "_alive", ends_now)
     status = run._status(job_id)
     assert (status.state, status.exit_code, status.active) == ("COMPLETED", 0, False)
+
+
+@pytest.mark.parametrize("mode, group, refused", [(0o2770, 4242, True), (0o777, None, True), (0o1777, None, False)])
+def test_a_working_directory_where_others_may_rename_files_is_refused(mode, group, refused, tmp_path):
+    """Hardening, round five, item 5: batch_job's chdir (modak submit --chdir) was never checked: in a 2770 directory
+    of an untrusted group a member swapped the job's output for a link 5 times in 5 and the job wrote into the
+    user's 0600 file. The working directory now passes the trust model of the script's directory."""
+    if group is not None and os.geteuid() != 0:
+        pytest.skip("giving a directory to another gid needs root")
+    home = tmp_path / "home"
+    home.mkdir()
+    script = home / "job.sh"
+    script.write_text("#!/bin/bash\necho hi\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    if group is not None:
+        os.chown(str(work), -1, group)
+    work.chmod(mode)
+    run = job.Job(job.Request(script=str(script), scheduler="local", chdir=str(work), wait=True, poll_interval=1))
+    if refused:
+        with pytest.raises(job.SubmitError) as info:
+            run.execute()
+        assert "refusing to submit" in str(info.value) and str(work) in str(info.value)
+        assert os.listdir(str(work)) == []
+    else:
+        assert run.execute()["state"] == "COMPLETED"
