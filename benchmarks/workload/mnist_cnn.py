@@ -435,6 +435,11 @@ def run(args):
     machine = (busy1 - busy0) / float(hz) / wall if busy0 is not None and busy1 is not None else None
     other = max(0.0, machine - own) if machine is not None else None
     final_loss = ranks.mean(loss)
+    done = os.environ.get("MODAK_DONE_FILE")
+    if done and ranks.rank == 0:
+        # modak's completion marker (job.resilience): the training is done, whatever status the launcher returns
+        with open(done, "w"):
+            pass
     if ranks.enabled:
         sys.stdout.write("ddp rank=%d world_size=%d local_rank=%d node=%s backend=%s threads=%d final_loss=%r\n"
                          % (ranks.rank, ranks.world_size, ranks.local_rank,

@@ -46,6 +46,10 @@ MAX_RESTARTS = 1000                      # the schema's maximum of max_restarts;
 CHECKPOINT_VAR, RESTART_VAR, MAX_VAR = "MODAK_CHECKPOINT_DIR", "MODAK_RESTART_COUNT", "MODAK_MAX_RESTARTS"
 # the exit status by which a program asks for a new run (requeue_on time_limit): Grid Engine's "reschedule" status
 REQUEUE_EXIT, REQUEUE_EXIT_VAR = 99, "MODAK_REQUEUE_EXIT"
+# the completion marker: the program writes this file (in the checkpoint directory) when its training is done; a
+# launch that ends badly after it (torchrun's agent, stopped by the limit signal as its ranks shut down) is not run
+# again. The job's first start removes it.
+DONE_FILE, DONE_VAR = ".modak-done", "MODAK_DONE_FILE"
 STARTS_FILE = ".modak-starts"          # restarts counted in the checkpoint directory (no scheduler variable)
 TRAINED_FILE = ".modak-trained-s"      # the segments' seconds together (total_training_time)
 
@@ -259,7 +263,8 @@ def environment(res, backend):
         count = "0"
     else:
         count = shell.Raw('"%s"' % counted(STARTS_FILE))
-    out = [(CHECKPOINT_VAR, word), (RESTART_VAR, count), (MAX_VAR, str(res.max_restarts))]
+    out = [(CHECKPOINT_VAR, word), (RESTART_VAR, count), (MAX_VAR, str(res.max_restarts)),
+           (DONE_VAR, shell.Raw('"$%s"/%s' % (CHECKPOINT_VAR, DONE_FILE)))]
     if _again(res, backend):
         out.append((REQUEUE_EXIT_VAR, str(REQUEUE_EXIT)))
     return out
@@ -276,6 +281,8 @@ def run_lines(run, res, backend, signal, via_steps, options=None, notes=()):
     loop = backend.reruns_itself
     lines = ["# resilience: the launch runs in the background; a signal makes every rank checkpoint and stop"]
     lines += private_dir_lines(CHECKPOINT_VAR)
+    lines.append('[ "$%s" -ne 0 ] || rm -f -- "$%s/%s"  # the first start: no training is done yet'
+                 % (RESTART_VAR, CHECKPOINT_VAR, DONE_FILE))
     if not backend.restart_count_var and not loop:
         lines.append('echo "$((%s + 1))" >"$%s/%s"' % (RESTART_VAR, CHECKPOINT_VAR, STARTS_FILE))
     lines += ["MODAK_STOP=",
@@ -328,6 +335,12 @@ def _requeue_lines(res, backend):
     if not causes:
         return []
     lines = ["MODAK_WHY="] + ["%s || true" % cause for cause in causes]
+    # the program's completion marker decides: a launcher's status is not the program's
+    lines += ['if [ "$MODAK_RC" -ne 0 ] && [ -e "$%s/%s" ]; then' % (CHECKPOINT_VAR, DONE_FILE),
+              '  echo "modak: the program wrote its completion marker ($%s): the training is done, not run again '
+              '(the launch ended with status $MODAK_RC)" >&2' % DONE_VAR,
+              "  MODAK_RC=0",
+              "fi"]
     # a run that ended well is done, even when the signal came as it ended
     condition = ['[ -n "$MODAK_WHY" ]', '[ "$MODAK_RC" -ne 0 ]', '[ "$%s" -lt "$%s" ]' % (RESTART_VAR, MAX_VAR)]
     if res.total_s:
@@ -345,5 +358,10 @@ def _requeue_lines(res, backend):
     else:
         lines += ['  echo "modak: requeued after $MODAK_WHY: restart $((%s + 1)) of $%s" >&2' % (RESTART_VAR, MAX_VAR),
                   "  %s" % backend.requeue_line]
-    lines.append("fi")
+    lines += ['elif [ -n "$MODAK_WHY" ] && [ "$MODAK_RC" -ne 0 ]; then',
+              '  echo "modak: not run again after $MODAK_WHY: %s" >&2' % (
+                  "max_restarts ($%s) reached" % MAX_VAR if not res.total_s else
+                  '$([ "$%s" -lt "$%s" ] && echo "total_training_time (%d s) reached" || echo "max_restarts ($%s) '
+                  'reached")' % (RESTART_VAR, MAX_VAR, res.total_s, MAX_VAR)),
+              "fi"]
     return lines

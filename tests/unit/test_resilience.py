@@ -49,7 +49,9 @@ def test_slurm_writes_the_signal_the_requeue_and_one_output_file(catalog):
     assert '[ -z "$MODAK_STOP" ] && [ "$MODAK_RC" -eq 99 ] && MODAK_WHY="exit status 99" || true\n' in text
     assert ('if [ -n "$MODAK_WHY" ] && [ "$MODAK_RC" -ne 0 ] && [ "$MODAK_RESTART_COUNT" -lt "$MODAK_MAX_RESTARTS" ]; '
             'then\n' in text)
-    assert '  scontrol requeue "$SLURM_JOB_ID"\nfi\nexit "$MODAK_RC"\n' in text
+    assert ('  scontrol requeue "$SLURM_JOB_ID"\nelif [ -n "$MODAK_WHY" ] && [ "$MODAK_RC" -ne 0 ]; then\n'
+            '  echo "modak: not run again after $MODAK_WHY: max_restarts ($MODAK_MAX_RESTARTS) reached" >&2\nfi\n'
+            'exit "$MODAK_RC"\n') in text
     assert any("resilience: requeued on time_limit, preemption, node_failure, 3 restart(s) at most" in line
                for line in result.explanation)
 

@@ -66,6 +66,11 @@ def test_the_script_runs_the_program_again_in_a_loop_with_the_signal_before_the_
           MODAK_WHY=
           [ "$MODAK_STOP" = limit ] && MODAK_WHY="the time limit" || true
           [ -z "$MODAK_STOP" ] && [ "$MODAK_RC" -eq 99 ] && MODAK_WHY="exit status 99" || true
+          if [ "$MODAK_RC" -ne 0 ] && [ -e "$MODAK_CHECKPOINT_DIR/.modak-done" ]; then
+            echo "modak: the program wrote its completion marker ($MODAK_DONE_FILE): the training is done, not run \
+again (the launch ended with status $MODAK_RC)" >&2
+            MODAK_RC=0
+          fi
           if [ -n "$MODAK_WHY" ] && [ "$MODAK_RC" -ne 0 ] && [ "$MODAK_RESTART_COUNT" -lt "$MODAK_MAX_RESTARTS" ]; then
             echo "modak: running the program again after $MODAK_WHY: restart $((MODAK_RESTART_COUNT + 1)) of \
 $MODAK_MAX_RESTARTS" >&2
@@ -74,6 +79,8 @@ $MODAK_MAX_RESTARTS" >&2
 && mv -f "$MODAK_JOB_STATE.restarts.tmp" "$MODAK_JOB_STATE.restarts"; }
             MODAK_STOP=
             continue
+          elif [ -n "$MODAK_WHY" ] && [ "$MODAK_RC" -ne 0 ]; then
+            echo "modak: not run again after $MODAK_WHY: max_restarts ($MODAK_MAX_RESTARTS) reached" >&2
           fi
           break
         done
@@ -267,3 +274,40 @@ def test_a_total_training_time_with_a_zero_wall_time_is_refused_by_path():
     """A wall time of zero ("P", ISO 8601) leaves no job time to divide the total by: refused, not a crash."""
     found = problems(local_job({"max_restarts": 0, "total_training_time": 1}, wall="P"))
     assert "needs job.job_options.wall_time_limit above zero" in found["job.resilience.total_training_time"].message
+
+
+def test_a_training_that_wrote_its_completion_marker_is_never_run_again(tmp_path):
+    """Hardening, round five, item 16: the limit signal reached the launcher (torchrun's agent) while its ranks were
+    shutting down after the last step; it returned 1, and the job ran the whole training again and ended FAILED after
+    max_restarts. The program's completion marker ($MODAK_DONE_FILE) now decides: done, COMPLETED, one run."""
+    program = tmp_path / "agent.sh"
+    program.write_text("#!/bin/bash\necho run >>runs\n: >\"$MODAK_DONE_FILE\"  # the last step is done\n"
+                       "sleep 5 & nap=$!\ntrap 'kill \"$nap\"; exit 1' USR1\nwait\n")
+    program.chmod(0o755)
+    status = submit(local_job({"signal_lead_time": 1}, program=str(program), wall=2), tmp_path)
+    output = open(status.stdout_path).read()
+    assert status.state == "COMPLETED", output
+    assert (tmp_path / "runs").read_text() == "run\n"
+    assert "wrote its completion marker" in output and "running the program again" not in output
+
+
+def test_a_job_that_runs_out_of_restarts_says_so(tmp_path):
+    program = tmp_path / "again.sh"
+    program.write_text("#!/bin/bash\necho run >>runs\nexit 99\n")
+    program.chmod(0o755)
+    status = submit(local_job({"max_restarts": 1}, program=str(program), wall=60), tmp_path)
+    output = open(status.stdout_path).read()
+    assert status.state == "FAILED" and (tmp_path / "runs").read_text() == "run\nrun\n", output
+    assert "modak: not run again after exit status 99: max_restarts (1) reached" in output
+
+
+def test_a_completion_marker_left_by_an_earlier_job_is_removed_at_the_first_start(tmp_path):
+    """A marker of an earlier submission in the checkpoint directory would make the next training's first failure
+    look done: the job's first start removes it."""
+    (tmp_path / "checkpoints" / "t").mkdir(parents=True)
+    (tmp_path / "checkpoints" / "t" / ".modak-done").write_text("")
+    program = tmp_path / "fails.sh"
+    program.write_text("#!/bin/bash\necho run >>runs\nexit 99\n")
+    program.chmod(0o755)
+    status = submit(local_job({"max_restarts": 0}, program=str(program), wall=60), tmp_path)
+    assert status.state == "FAILED", open(status.stdout_path).read()
