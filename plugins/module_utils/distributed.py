@@ -35,10 +35,21 @@ RENDEZVOUS_NAMES = HOST_VARS + RANK_VARS + ("LOCAL_WORLD_SIZE", "GROUP_RANK", "N
 # a port per job (two jobs sharing a first node do not collide), in the range torchrun uses by default: the first
 # free one from there on the first node, where the script runs and the rendezvous listens (another job sharing that
 # node may hold the port: its number 1000 apart, or another cluster's job)
+# the rendezvous port: the first one from 29500 + the job's number modulo 1000 that nothing listens on, on any of the
+# node's addresses (ss(8); without it, a connection to 127.0.0.1: another user's listener on the node's own address
+# kept the port, the store's bind failed and ranks reached her listener); none free up to 30999: the job stops
 PORT_LINES = ("MASTER_PORT=$((29500 + {job} % 1000))",
-              'while [ "$MASTER_PORT" -lt 30999 ] && (: <"/dev/tcp/127.0.0.1/$MASTER_PORT") 2>/dev/null; do',
+              "modak_port_busy() {  # $1: a port; true when something listens on it on this node",
+              "  if command -v ss >/dev/null; then [ -n \"$(ss -Hltn \"sport = :$1\" 2>/dev/null)\" ]",
+              '  else (: <"/dev/tcp/127.0.0.1/$1") 2>/dev/null; fi',
+              "}",
+              'while [ "$MASTER_PORT" -le 30999 ] && modak_port_busy "$MASTER_PORT"; do',
               "  MASTER_PORT=$((MASTER_PORT + 1))",
               "done",
+              'if [ "$MASTER_PORT" -gt 30999 ]; then',
+              '  echo "modak: every rendezvous port up to 30999 is in use on $(hostname): not run" >&2',
+              "  exit 1",
+              "fi",
               "export MASTER_PORT")
 # job names in which Lightning ignores Slurm (its interactive mode; lightning/fabric/plugins/environments/slurm.py)
 LIGHTNING_IGNORES = frozenset(("interactive", "bash"))

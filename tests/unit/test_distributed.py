@@ -12,7 +12,7 @@ import subprocess
 import pytest
 from helpers import ROOT, with_
 
-from ansible_collections.sodalite.modak.plugins.module_utils import dsl, pipeline
+from ansible_collections.sodalite.modak.plugins.module_utils import distributed, dsl, pipeline
 from ansible_collections.sodalite.modak.plugins.module_utils.catalog import ImageCatalog
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import DslInvalid
 
@@ -193,9 +193,7 @@ def test_backend_auto_is_gloo_on_cpus(catalog):
 # -- launch lines per runtime (srun, one task per rank) ------------------------------------------------------------
 
 RENDEZVOUS = ['MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)"', "export MASTER_ADDR",
-              "MASTER_PORT=$((29500 + SLURM_JOB_ID % 1000))",
-              'while [ "$MASTER_PORT" -lt 30999 ] && (: <"/dev/tcp/127.0.0.1/$MASTER_PORT") 2>/dev/null; do',
-              "  MASTER_PORT=$((MASTER_PORT + 1))", "done", "export MASTER_PORT"]
+              "MASTER_PORT=$((29500 + SLURM_JOB_ID % 1000))"] + list(distributed.PORT_LINES[1:])
 
 
 def test_slurm_script_sets_the_rendezvous_before_the_launch(catalog):
@@ -448,3 +446,49 @@ def test_the_first_node_of_a_long_node_list_is_read_without_sigpipe(tmp_path):
     for _ in range(5):
         done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, check=False, timeout=30)
         assert (done.returncode, done.stdout) == (0, "nid00001\n"), done.stderr
+
+
+
+
+def _port_probe(listen_on, ports, job):
+    """Runs the rendezvous port lines for job number ``job`` while listeners hold ``ports`` on ``listen_on``; the
+    finished bash."""
+    import socket
+    listeners = []
+    try:
+        for port in ports:
+            listener = socket.socket()
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                listener.bind((listen_on, port))
+            except OSError:
+                listener.close()
+                pytest.skip("port %d is taken on this machine" % port)
+            listener.listen(1)
+            listeners.append(listener)
+        script = "set -eo pipefail\n" + "\n".join(line.format(job="MODAK_JOB") if "{job}" in line else line
+                                                 for line in distributed.PORT_LINES) + '\necho "$MASTER_PORT"\n'
+        env = dict(os.environ, MODAK_JOB=str(job))
+        return subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, check=False, timeout=60)
+    finally:
+        for listener in listeners:
+            listener.close()
+
+
+def test_the_rendezvous_port_skips_a_listener_on_any_address_of_the_node():
+    """Hardening, round five, item 13: the probe connected to 127.0.0.1 only; another user listening on the node's
+    own address kept the port, the store's bind failed and ranks reached her listener."""
+    if shutil.which("ss") is None or shutil.which("hostname") is None:
+        pytest.skip("ss (iproute2) lists the node's listeners")
+    addresses = subprocess.run(["hostname", "-I"], capture_output=True, text=True, check=False).stdout.split()
+    address = next((a for a in addresses if "." in a and not a.startswith("127.")), None)
+    if address is None:
+        pytest.skip("this host has no address but loopback")
+    done = _port_probe(address, [29777], 277)
+    assert done.returncode == 0 and done.stdout.strip() == "29778", done.stderr
+
+
+def test_no_free_rendezvous_port_stops_the_job_instead_of_taking_a_busy_one():
+    """The loop stopped at 30999 without probing it, and took it busy or not."""
+    done = _port_probe("127.0.0.1", range(30499, 31000), 999)
+    assert done.returncode == 1 and "every rendezvous port up to 30999 is in use" in done.stderr, done.stderr
