@@ -92,6 +92,9 @@ REFUSED = [
     ("torque", "-d /etc"), ("torque", "-w /etc"), ("torque", "-D /"), ("torque", "-P root"), ("torque", "-o x"),
     ("torque", "-e /x"), ("torque", "-W stagein=/x@h:/y"), ("torque", "-c dir=/etc"), ("torque", "-T prologue"),
     ("local", "--comment=modak:0f3c"),
+    # hardening, round five, item 11: a raw resource a typed line writes came after that line and won
+    ("gridengine", "-l h_rt=99:00:00"), ("gridengine", "-l h_vmem=1T"), ("gridengine", "-l arch=lx-amd64,h_rt=1"),
+    ("gridengine", "-l gpu=8"), ("torque", "-l pmem=100gb"),
 ]
 ACCEPTED = [
     ("slurm", "--reservation=r1"), ("slurm", "--comment=hello"), ("slurm", "--hold"), ("slurm", "-H"),
@@ -100,6 +103,7 @@ ACCEPTED = [
     ("pbspro", "-l place=pack"), ("pbspro", "-W umask=022"), ("pbspro", "-P proj"), ("pbspro", "-r n"),
     ("pbspro", "-h"), ("torque", "-l feature=x"), ("torque", "-W umask=022"), ("torque", "-f"),
     ("local", "--output=/etc/passwd"),     # a local run writes no directive (ignored, with a warning)
+    ("gridengine", "-l arch=lx-amd64"), ("gridengine", "-l tmpfree=1G"),
 ]
 
 

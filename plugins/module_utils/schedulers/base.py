@@ -108,6 +108,12 @@ def task_chunks(options, settings, warnings):
     return chunks
 
 
+class Except(tuple):
+    """An ``allowed_options`` value: any name but these (Grid Engine's -l takes the site's complexes, except those a
+    typed field writes, which would win over that field after its line)."""
+    all_but = True
+
+
 class Scheduler(object):
     """One scheduler: the directives of its batch scripts (pure, used by render.py) and the submission of a
     script (argv, parsing and states, used by job_control.py through a Runner).

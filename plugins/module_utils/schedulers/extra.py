@@ -67,8 +67,14 @@ def problem(scheduler, directive, launch=False):
     values = allowed[key]
     if value is not None and len(value.split(" ")) > (2 if values == 2 else 1):
         return ("%s takes %s" % (key, "two words" if values == 2 else "one value"), "one option per item")
-    refused = [item.split("=")[0] for item in (value or "").split(",")
-               if isinstance(values, tuple) and item.split("=")[0] not in values]
+    names = [item.split("=")[0] for item in (value or "").split(",")]
+    if getattr(values, "all_but", False):     # schedulers.base.Except: any name but these
+        taken = [name for name in names if name in values]
+        if taken:
+            return ("%s %s is written by a job_options field, whose line it would override" % (key, taken[0]),
+                    "use the job_options field (wall_time_limit, memory_limit, request_gpus, local_scratch)")
+        return None
+    refused = [name for name in names if isinstance(values, tuple) and name not in values]
     if refused:
         # qsub applies every name=value of a comma list (-W umask=077,stageout=..., -l epilogue=...): each is checked
         return ("%s accepts only %s here, not %s" % (key, ", ".join(v or "no value" for v in values),

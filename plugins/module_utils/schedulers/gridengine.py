@@ -13,7 +13,7 @@ import time
 
 from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.base import (
-    Scheduler, cannot, hms, opt, pbs_begin, pbs_events, refuse)
+    Except, Scheduler, cannot, hms, opt, pbs_begin, pbs_events, refuse)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.submission import (
     JobStatus, directive_words, elapsed_seconds, option_value, whole_index)
 
@@ -141,10 +141,12 @@ CONTEXT = "modak"                       # qsub -ac modak=<digest>: the job's con
 # -S, -shell, -b, -noshell (what runs the job), -C (the directive prefix), -clear (drops modak's own lines), -ac,
 # -sc, -dc (the context holds batch_job's key), -sync, -terse, -pty (how qsub answers) and -w v|p (verify only).
 # -pe takes two words: the parallel environment and the slots.
+# -l takes the site's complexes, except those a typed field writes: after its line a raw one would win
+TYPED_RESOURCES = Except(("h_rt", "s_rt", "h_vmem", "s_vmem", GPU_RESOURCE))
 ALLOWED_OPTIONS = dict(dict.fromkeys((
-    "-l", "-P", "-p", "-ar", "-binding", "-ckpt", "-c", "-dl", "-h", "-hard", "-soft", "-hold_jid_ad", "-js",
+    "-P", "-p", "-ar", "-binding", "-ckpt", "-c", "-dl", "-h", "-hard", "-soft", "-hold_jid_ad", "-js",
     "-masterq", "-notify")), **{"-pe": 2, "-R": ("y", "n"), "-r": ("y", "n"), "-now": ("y", "n"),
-                                "-w": ("e", "w", "n")})
+                                "-w": ("e", "w", "n"), "-l": TYPED_RESOURCES})
 TYPED_OPTIONS = {"-N": "job_name", "-q": "queue", "-A": "account", "-t": "job_array", "-tc": "job_array",
                  "-hold_jid": "job_dependency", "-a": "defer_job", "-m": "request_event_notification",
                  "-M": "email_address", "-V": "copy_environment", "-v": "copy_environment_variable",

@@ -41,8 +41,9 @@ def nodes(options, settings, warnings, problems):
 # -- submission: qsub, qstat -f, qdel -------------------------------------------------------------------------------
 # raw options: the common ones, -f (fault tolerant), -L (NUMA resources), -W umask|block and -l with resources of
 # pbs_resources(7) and Moab's -l that name no file and run nothing (not prologue, epilogue: scripts run with the job;
-# not Moab's trig, stagein, stageout, template; not nodes, walltime, mem, qos: typed)
-RESOURCES = COMMON_RESOURCES + ("feature", "gres", "naccesspolicy", "arch", "opsys", "partition", "minwclimit")
+# not Moab's trig, stagein, stageout, template; not nodes, walltime, mem, pmem, qos: typed, and a raw one after the
+# typed line would win)
+RESOURCES = tuple(name for name in COMMON_RESOURCES if name != "pmem") + ("feature", "gres", "naccesspolicy", "arch", "opsys", "partition", "minwclimit")
 ALLOWED_OPTIONS = dict(COMMON_OPTIONS, **{"-f": None, "-L": None, "-l": RESOURCES, "-W": ("umask", "block")})
 
 
