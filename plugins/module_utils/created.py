@@ -135,7 +135,7 @@ def make_directory(directory, check_mode=False):
     if dir_fd is None:
         raise OutputError("cannot open the directory %s: it was removed meanwhile" % directory)
     try:
-        why = path_trust.others_may_change(os.fstat(dir_fd))
+        why = path_trust.others_may_change(os.fstat(dir_fd), dir_fd)
     finally:
         os.close(dir_fd)
     if why:

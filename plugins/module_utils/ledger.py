@@ -36,7 +36,7 @@ def open_state_directory(directory, create=False):
         raise OutputError("refusing batch_job's state directory %s: %s" % (directory, exc))
     if fd is None:
         return None
-    why = path_trust.others_may_change(os.fstat(fd))
+    why = path_trust.others_may_change(os.fstat(fd), fd)
     if why:
         os.close(fd)
         raise OutputError("refusing batch_job's state directory %s: %s; it must be the user's and closed to others "

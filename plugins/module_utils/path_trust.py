@@ -18,6 +18,7 @@ import grp
 import os
 import pwd
 import stat
+import struct
 
 
 def link_may_be_followed(directory, link):
@@ -58,11 +59,33 @@ def trusted_gids():
     return found
 
 
-def others_may_change(info):
+ACL_XATTR = "system.posix_acl_access"
+ACL_USER, ACL_GROUP_OBJ, ACL_GROUP, ACL_MASK = 0x02, 0x04, 0x08, 0x10     # acl(5) entry tags, as the kernel stores them
+
+
+def acl_writers(path):
+    """(uids, gids) that the POSIX ACL of ``path`` lets write it through its named entries, each with the mask
+    applied (its effective right, acl(5)), and whether the owning group may write; None without an extended ACL.
+    With named entries the mode's group bits show the mask, not the owning group's right."""
+    try:      # ``path`` may be an open descriptor
+        blob = os.getxattr(path, ACL_XATTR) if isinstance(path, int) else \
+            os.getxattr(path, ACL_XATTR, follow_symlinks=False)
+    except OSError:
+        return None
+    entries = [struct.unpack_from("<HHI", blob, offset) for offset in range(4, len(blob) - 7, 8)]
+    mask = next((perm for tag, perm, _id in entries if tag == ACL_MASK), 7)
+    writes = [(tag, ident) for tag, perm, ident in entries if perm & mask & 2]
+    return (set(ident for tag, ident in writes if tag == ACL_USER),
+            set(ident for tag, ident in writes if tag == ACL_GROUP),
+            any(tag == ACL_GROUP_OBJ for tag, _ident in writes))
+
+
+def others_may_change(info, path=None):
     """Why someone else than this user and root may rename or replace what the directory ``info`` (an os.stat
-    result) holds, or None: the trust model of docs/containers.md, as sshd's StrictModes checks ``~/.ssh``. Its
-    owner must be the user or root, and others may write it only with the sticky bit (they cannot rename what is
-    not theirs) or as a trusted group."""
+    result of ``path``) holds, or None: the trust model of docs/containers.md, as sshd's StrictModes checks
+    ``~/.ssh``. Its owner must be the user or root, and others may write it only with the sticky bit (they cannot
+    rename what is not theirs) or as a trusted group. A POSIX ACL (read from ``path``) is judged by each entry's
+    effective right: a named user or an untrusted named group that may write it is someone else."""
     mode = info.st_mode
     if info.st_uid not in (0, os.geteuid()):
         return "it belongs to another user (uid %d)" % info.st_uid
@@ -70,8 +93,17 @@ def others_may_change(info):
         return None
     if mode & stat.S_IWOTH:
         return "every user may write it (and it has no sticky bit)"
-    if mode & stat.S_IWGRP and info.st_gid not in trusted_gids():
+    acl = acl_writers(path) if path else None
+    group_writes = acl[2] if acl else bool(mode & stat.S_IWGRP)
+    if group_writes and info.st_gid not in trusted_gids():
         return "its group (gid %d) may write it, and the group is not trusted (MODAK_TRUSTED_GROUPS)" % info.st_gid
+    if acl:
+        users = sorted(acl[0] - set([0, os.geteuid()]))
+        groups = sorted(acl[1] - trusted_gids())
+        if users:
+            return "its ACL lets another user (uid %d) write it" % users[0]
+        if groups:
+            return "its ACL lets a group that is not trusted (gid %d) write it" % groups[0]
     return None
 
 
@@ -88,8 +120,12 @@ def others_may_swap(path):
         return "%s cannot be read (%s)" % (given, exc.strerror)
     if info.st_uid not in (0, os.geteuid()):
         return "%s belongs to another user (uid %d)" % (given, info.st_uid)
-    if info.st_mode & stat.S_IWOTH or (info.st_mode & stat.S_IWGRP and info.st_gid not in trusted_gids()):
+    acl = acl_writers(given)
+    group_writes = acl[2] if acl else bool(info.st_mode & stat.S_IWGRP)
+    if info.st_mode & stat.S_IWOTH or (group_writes and info.st_gid not in trusted_gids()):
         return "%s may be written by others (mode %04o)" % (given, stat.S_IMODE(info.st_mode))
+    if acl and (acl[0] - set([0, os.geteuid()]) or acl[1] - trusted_gids()):
+        return "%s may be written by others (its ACL names another user or a group that is not trusted)" % given
     try:
         return _path_swapper(given)
     except OSError as exc:
@@ -102,7 +138,7 @@ def others_may_rename_in(directory):
     None: it and every directory above it must pass ``others_may_change``."""
     given = os.path.abspath(directory)
     try:
-        why = others_may_change(os.stat(given))
+        why = others_may_change(os.stat(given), given)
         return "%s: %s" % (given, why) if why else _path_swapper(given)
     except OSError as exc:
         return "%s cannot be read (%s)" % (given, exc.strerror)
@@ -125,7 +161,7 @@ def _path_swapper(given):
             directory = os.path.dirname(directory)      # reached through no link: its parent is its name's
             continue
         info = os.stat(directory)
-        why = others_may_change(info)
+        why = others_may_change(info, directory)
         if why:
             return "its directory %s: %s" % (directory, why)
         here = os.path.join(directory, part)

@@ -279,13 +279,8 @@ def run_lines(run, res, backend, signal, via_steps, options=None, notes=()):
     forward = backend.forward_line(signal) if via_steps and backend.forward_line(signal) else \
         'kill -s %s "$MODAK_LAUNCH" 2>/dev/null || true' % signal
     loop = backend.reruns_itself
-    lines = ["# resilience: the launch runs in the background; a signal makes every rank checkpoint and stop"]
-    lines += private_dir_lines(CHECKPOINT_VAR)
-    lines.append('[ "$%s" -ne 0 ] || rm -f -- "$%s/%s"  # the first start: no training is done yet'
-                 % (RESTART_VAR, CHECKPOINT_VAR, DONE_FILE))
-    if not backend.restart_count_var and not loop:
-        lines.append('echo "$((%s + 1))" >"$%s/%s"' % (RESTART_VAR, CHECKPOINT_VAR, STARTS_FILE))
-    lines += ["MODAK_STOP=",
+    lines = ["# resilience: the launch runs in the background; a signal makes every rank checkpoint and stop",
+             "MODAK_STOP=",
               "# shellcheck disable=SC2329  # the traps call it",
               "modak_stop() {  # $1: why the job stops (limit, or term: preemption, cancellation)",
               '  MODAK_STOP="$1"',
@@ -295,6 +290,12 @@ def run_lines(run, res, backend, signal, via_steps, options=None, notes=()):
     if backend.limit_signal and backend.limit_signal != "TERM":
         lines.append("trap 'modak_stop limit' %s" % backend.limit_signal)
     lines.append("trap 'modak_stop term' TERM")
+    # the traps first (a signal now stops the job cleanly), then the checkpoint directory
+    lines += private_dir_lines(CHECKPOINT_VAR)
+    lines.append('[ "$%s" -ne 0 ] || rm -f -- "$%s/%s"  # the first start: no training is done yet'
+                 % (RESTART_VAR, CHECKPOINT_VAR, DONE_FILE))
+    if not backend.restart_count_var and not loop:
+        lines.append('echo "$((%s + 1))" >"$%s/%s"' % (RESTART_VAR, CHECKPOINT_VAR, STARTS_FILE))
     body = []
     if loop:
         body += ['[ "$MODAK_STOP" != term ] || break  # cancelled between two runs',

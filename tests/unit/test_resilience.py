@@ -178,8 +178,9 @@ def run_script(text, tmp_path, restart_count, sig=signal.SIGUSR1, preempt_time="
                SLURM_SUBMIT_DIR=str(tmp_path), SLURM_RESTART_COUNT=str(restart_count))
     proc = subprocess.Popen(["bash", str(script)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=str(tmp_path))
-    time.sleep(signal_after)
-    proc.send_signal(sig)
+    if signal_after is not None:        # None: no signal
+        time.sleep(signal_after)
+        proc.send_signal(sig)
     out, err = proc.communicate(timeout=30)
     return proc.returncode, out, err, calls.read_text() if calls.exists() else ""
 
@@ -221,7 +222,7 @@ def test_a_run_that_ended_well_as_the_limit_signal_came_is_not_requeued(catalog,
 def test_a_program_exiting_99_asks_for_a_new_run(catalog, tmp_path):
     """MODAK_REQUEUE_EXIT (99) without a signal requeues the job while restarts remain."""
     text = pipeline.optimise(training(launcher="none", container_runtime=""), catalog).script.text
-    rc, _out, err, calls = run_script(text, tmp_path, 0, signal_after=0.5,
+    rc, _out, err, calls = run_script(text, tmp_path, 0, signal_after=None,
                                       program_text='#!/bin/bash\nexit "$MODAK_REQUEUE_EXIT"\n')
     assert rc == 99 and "scontrol requeue 42" in calls, err
     assert "modak: requeued after exit status 99: restart 1 of 3" in err

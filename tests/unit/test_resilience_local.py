@@ -49,8 +49,9 @@ def test_the_script_runs_the_program_again_in_a_loop_with_the_signal_before_the_
     env = dict(result.settings.env)
     assert (env["MODAK_RESTART_COUNT"], env["MODAK_MAX_RESTARTS"], env["MODAK_REQUEUE_EXIT"]) == ("0", "2", "99")
     assert ".modak-starts" not in text          # the loop counts the runs itself
-    assert "trap 'modak_stop term' TERM\nwhile :; do  # local has no queue: the job runs the program again itself\n" \
-        in text
+    assert "trap 'modak_stop term' TERM\n" in text
+    assert text.index("trap 'modak_stop term' TERM\n") < text.index("chmod 0700 -- \"$MODAK_CHECKPOINT_DIR\"") < \
+        text.index("\nwhile :; do  # local has no queue: the job runs the program again itself\n")
     assert "trap 'modak_stop limit'" not in text    # the batch shell gets no signal: timeout(1) signals the program
     body = text.split("while :; do  # local has no queue: the job runs the program again itself\n", 1)[1]
     assert body == textwrap.dedent("""\

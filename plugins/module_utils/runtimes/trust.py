@@ -40,6 +40,22 @@ _FUNCTIONS = r"""modak_trusted_gids() {  # the user's private group, the site's 
   fi
   for group in ${MODAK_TRUSTED_GROUPS:-}; do getent group "$group" | cut -d: -f3 || true; done
 }
+modak_acl_writers() {  # $1: a path; prints it when its POSIX ACL lets another user or an untrusted group write it
+  local me gid trusted   # (each entry with the mask: its effective right, acl(5))
+  # shellcheck disable=SC2012  # ls -ld marks an ACL with + after the mode, which no other common tool shows
+  [ "$(ls -ld -- "$1" 2>/dev/null | cut -c11)" = + ] || return 0
+  if [ -d "$1" ] && [ -k "$1" ]; then return 0; fi    # sticky: others rename only what is theirs
+  if ! command -v getfacl >/dev/null; then echo "$1 (an ACL, and no getfacl to read it)"; return 0; fi
+  me="$(id -u)"
+  gid="$(stat -c %g -- "$1")"
+  trusted=" $(modak_trusted_gids | tr '\n' ' ') "
+  getfacl -cpn -- "$1" 2>/dev/null | awk -F: -v me="$me" -v gid="$gid" -v path="$1" -v trusted="$trusted" '
+    $1 == "mask" { masked = 1; maskw = substr($3, 2, 1) == "w" }
+    $1 == "mask" || substr($3, 2, 1) != "w" { next }
+    $1 == "user" && $2 != "" && $2 != me && $2 != "0" { found = 1 }
+    $1 == "group" && index(trusted, " " ($2 == "" ? gid : $2) " ") == 0 { found = 1 }
+    END { if (found && (!masked || maskw)) print path }'
+}
 modak_untrusted_dirs() {  # $1: a directory, resolved; prints it and each one above it where others may rename
   local uid dir gid trusted=(-false)  # what is not theirs (not root's or the user's; others or an untrusted group
   uid="$(id -u)"                      # write it without the sticky bit)
@@ -48,6 +64,7 @@ modak_untrusted_dirs() {  # $1: a directory, resolved; prints it and each one ab
   while :; do
     find "$dir" -maxdepth 0 \( -type l -o ! \( -uid 0 -o -uid "$uid" \) -o \( -perm -002 ! -perm -1000 \) \
       -o \( -perm -020 ! -perm -1000 ! \( "${trusted[@]}" \) \) \) -print
+    modak_acl_writers "$dir"
     [ "$dir" != / ] && [ "$dir" != . ] || break
     dir="$(dirname -- "$dir")"
   done
