@@ -12,7 +12,9 @@ PBS and local jobs, which carry no comment, are recognised on the next run too.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
+import pwd
 import re
 import time
 from dataclasses import dataclass, field
@@ -109,6 +111,40 @@ class Request:
     fail_on_job_error: bool = True
     command_timeout: int = 30
     check_mode: bool = False
+
+
+def owner_uid(raw):
+    """The uid of a job's user from what its scheduler said (Slurm's UserId=name(uid), PBS's Job_Owner=name@host,
+    Grid Engine's owner), or None."""
+    user = raw.get("UserId") or ""
+    if user.endswith(")") and user.partition("(")[2][:-1].isdigit():
+        return int(user.partition("(")[2][:-1])
+    name = (raw.get("Job_Owner") or raw.get("owner") or "").split("@")[0]
+    try:
+        return pwd.getpwnam(name).pw_uid if name else None
+    except KeyError:
+        return None
+
+
+def outputs_of_its_user(status, scheduler):
+    """``status`` without the output files root must not read for it: a scheduler names whatever file a job asked
+    for (another user's job with StdOut=/etc/shadow), and root may read any. As root, an output file is kept only
+    when it is the job's user's (or not there yet: nothing to read, and a link is never followed later)."""
+    if os.geteuid() != 0:
+        return status               # the user reads what the user may read
+    owner = os.geteuid() if scheduler == "local" else owner_uid(status.raw or {})
+    if owner is None:
+        return status               # the scheduler named no user (each one here does: Slurm, PBS, Grid Engine)
+    dropped = {}
+    for name in ("stdout_path", "stderr_path"):
+        path = getattr(status, name)
+        try:
+            uid = os.lstat(path).st_uid if path else None
+        except OSError:
+            uid = None
+        if uid is not None and uid != owner:
+            dropped[name] = None
+    return dataclasses.replace(status, **dropped) if dropped else status
 
 
 class JobFailed(SubmitError):
@@ -223,7 +259,7 @@ class Job(object):
 
     # -- steps --------------------------------------------------------------------------------------
     def _status(self, job_id):
-        status = self.backend.status(job_id)
+        status = outputs_of_its_user(self.backend.status(job_id), self.scheduler)
         self.result.update(job_id=status.job_id, state=status.state, active=status.active, exit_code=status.exit_code,
                            stdout_path=status.stdout_path, stderr_path=status.stderr_path, elapsed=status.elapsed,
                            restarts=status.restarts, restarts_from=status.restarts_from, nodes=status.nodes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -13,9 +14,10 @@ from ansible_collections.sodalite.modak.plugins.module_utils.job_control import 
 SHOW = ["scontrol", "show", "job", "-o", "42"]
 
 
-def _show(state, out, run_time="00:01:23", exit_code="0:0"):
-    return (0, "JobId=42 JobName=train JobState=%s RunTime=%s ExitCode=%s StdOut=%s StdErr=%s\n"
-            % (state, run_time, exit_code, out, out), "")
+def _show(state, out, run_time="00:01:23", exit_code="0:0", user=None):
+    user = user or "me(%d)" % os.geteuid()
+    return (0, "JobId=42 JobName=train UserId=%s JobState=%s RunTime=%s ExitCode=%s StdOut=%s StdErr=%s\n"
+            % (user, state, run_time, exit_code, out, out), "")
 
 
 def _query(tmp_path, answer, **fields):
@@ -109,3 +111,18 @@ def test_a_failed_job_says_its_exit_code_reason_and_last_error_lines(tmp_path):
         _query(tmp_path, answer)
     assert str(info.value) == ("job 42 ended FAILED with exit code 1 (reason: NonZeroExitCode); its output ends: "
                                "starting | modak: no image at /img/x: stage it before submitting")
+
+
+def test_as_root_the_output_of_another_users_job_is_read_only_when_it_is_theirs(tmp_path):
+    """Hardening, round five, item 9: root's query (batch_job, modak logs, the progress line) printed the last lines
+    of whatever file the scheduler named as the job's output: StdOut=/etc/shadow for another user's job."""
+    if os.geteuid() != 0:
+        pytest.skip("only root reads what the job's user may not")
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$secret:19000::::::\n")
+    os.chmod(str(secret), 0o600)
+    result, _runner = _query(tmp_path, _show("RUNNING", secret, user="nobody(65534)"))
+    assert result["stdout_tail"] == [] and result["stdout_path"] is None and result["stderr_path"] is None
+    os.chown(str(secret), 65534, -1)             # the job's user's own file: read
+    result, _runner = _query(tmp_path, _show("RUNNING", secret, user="nobody(65534)"))
+    assert result["stdout_tail"] == ["root:$6$secret:19000::::::"]
