@@ -7,9 +7,13 @@ identity of a submission, and the parsing of durations and directive words."""
 from __future__ import annotations
 
 import hashlib
+import hmac
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Optional
+
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
 
 
 @dataclass
@@ -59,9 +63,52 @@ def whole_index(states):
     return 0
 
 
+KEY_BYTES = 32
+_KEYS = {}
+
+
+def key_path():
+    """Where the user's key of submission digests lives: their own state directory (XDG_STATE_HOME, else
+    ~/.local/state), modak/submission.key."""
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(state, "modak", "submission.key")
+
+
+def user_key():
+    """The user's key (made once, 0600 in a 0700 directory, never through a link), read once per process."""
+    path = key_path()
+    if path not in _KEYS:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except FileExistsError:
+            pass
+        else:
+            try:
+                os.write(fd, os.urandom(KEY_BYTES))
+            finally:
+                os.close(fd)
+        fd = os.open(path, flags)
+        try:
+            info = os.fstat(fd)
+            if info.st_uid != os.geteuid() or info.st_mode & 0o077:
+                raise SubmitError("%s is not this user's private key (owner uid %d, mode %04o): remove it, modak "
+                                  "makes a new one" % (path, info.st_uid, info.st_mode & 0o7777))
+            key = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        if len(key) < KEY_BYTES:
+            raise SubmitError("%s is too short for a key: remove it, modak makes a new one" % path)
+        _KEYS[path] = key
+    return _KEYS[path]
+
+
 def digest(script_text, extra_args=()):
-    """The identity of a submission: sha256 over the script content and the extra arguments."""
-    h = hashlib.sha256(script_text.encode("utf-8"))
+    """The identity of a submission: HMAC-SHA256 with the user's own key (``user_key``) over the script content and
+    the extra arguments. Schedulers show it to every user (Slurm's --comment, Grid Engine's context): without the
+    key nobody can confirm offline a guessed secret that the script holds."""
+    h = hmac.new(user_key(), script_text.encode("utf-8"), hashlib.sha256)
     for arg in extra_args:
         h.update(b"\0" + arg.encode("utf-8"))
     return h.hexdigest()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.sodalite.modak.plugins.module_utils.errors import SubmitError
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import (
     local, pbs, pbspro, slurm, torque)
 from ansible_collections.sodalite.modak.plugins.module_utils.schedulers.registry import detect as detect_scheduler
@@ -113,3 +114,26 @@ def test_local_scripts_declare_their_own_output_files(tmp_path):
     assert declared_outputs(str(script)) == (None, "a.err")
     script.write_text("#!/bin/bash\nexec 2>&1\n")
     assert declared_outputs(str(script)) == (None, None)
+
+
+def test_the_digest_is_keyed_by_the_users_own_key(tmp_path, monkeypatch):
+    """Hardening, round five, item 12: the digest in Slurm's world-readable --comment (and Grid Engine's context) was
+    sha256 of a script that holds secret values: anyone could confirm a guessed secret offline. It is now an
+    HMAC with a key of the user's own (0600, made once, in their state directory)."""
+    import hashlib
+    import os
+    from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import submission
+    script = "#!/bin/bash\nexport HF_TOKEN=hf_guessable\n"
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "alice"))
+    alice = digest(script)
+    assert alice != hashlib.sha256(script.encode()).hexdigest()
+    key = tmp_path / "alice" / "modak" / "submission.key"
+    assert oct(key.stat().st_mode & 0o777) == "0o600" and oct(key.parent.stat().st_mode & 0o777) == "0o700"
+    assert digest(script) == alice                                   # one key: the same job is recognised
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "bob"))
+    assert digest(script) != alice                                   # another user's key: another digest
+    os.chmod(str(key), 0o644)
+    submission._KEYS.clear()
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "alice"))
+    with pytest.raises(SubmitError, match="not this user's private key"):
+        digest(script)
