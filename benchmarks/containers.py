@@ -118,8 +118,10 @@ def stage_workload(work):
     return dest
 
 
-def wheels_dir(work, find_links):
-    dest = os.path.join(work, "wheels")
+def wheels_dir(work, find_links, dest=None):
+    """The torch wheel and its dependencies, downloaded into ``dest`` (default WORK/wheels; pip keeps what is there,
+    so a kept directory gives the same files, and the same build cache keys, to every build)."""
+    dest = dest or os.path.join(work, "wheels")
     subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:", "--dest", dest,
                     "--find-links", find_links, TORCH], check=True)
     return dest
@@ -133,15 +135,17 @@ def pinned_dsl():
     return doc
 
 
-def build_images(work, base, find_links):
+def build_images(work, base, find_links, wheel_dir=None):
     """Build both images with ch-image (its build cache makes a second call quick); return their names."""
-    wheels = wheels_dir(work, find_links)
+    wheels = wheels_dir(work, find_links, wheel_dir)
     official_ctx = os.path.join(work, "official")
     os.makedirs(official_ctx, exist_ok=True)
     with open(os.path.join(official_ctx, "Dockerfile"), "w") as handle:
         handle.write(OFFICIAL_DOCKERFILE.format(base=base, torch=TORCH))
     if not os.path.isdir(os.path.join(official_ctx, "wheels")):
         shutil.copytree(wheels, os.path.join(official_ctx, "wheels"), copy_function=os.link)
+        generate.stable_time(os.path.join(official_ctx, "wheels"),
+                             os.listdir(os.path.join(official_ctx, "wheels")))
     sh(["ch-image", "build", "--force", "-t", OFFICIAL, "-f", os.path.join(official_ctx, "Dockerfile"), official_ctx])
     modak_ctx = os.path.join(work, "modak")
     written = generate.write(recipe_spec.spec_of(dsl.parse(pinned_dsl())), modak_ctx, ["docker"], base_image=base, wheels=wheels)
@@ -462,6 +466,8 @@ def main(argv=None):
     p.add_argument("--base", default="localhost/modak/debian:bookworm")
     p.add_argument("--wheels", default=os.environ.get("MODAK_WHEELS", "/opt/wheels"))
     p.add_argument("--work", default="/var/tmp/modak-bench-containers")
+    p.add_argument("--wheel-dir", help="download the torch wheel and its dependencies here (default: WORK/wheels); "
+                                       "a kept directory lets ch-image's build cache reuse the framework layer")
     p.add_argument("--output", default=os.path.join(RESULTS, "containers.json"))
     p.add_argument("--store", default=None, help="autotune results store (default: next to --output)")
     p.add_argument("--seed", type=int, default=11)
@@ -481,7 +487,7 @@ def main(argv=None):
     store_path = args.store or os.path.splitext(args.output)[0] + "-autotune.sqlite"
     for leftover in glob.glob(store_path + "*"):
         os.remove(leftover)
-    images = build_images(args.work, args.base, args.wheels)
+    images = build_images(args.work, args.base, args.wheels, args.wheel_dir)
     workload = stage_workload(args.work)
     cache = tempfile.mkdtemp(prefix="modak-inductor-", dir=args.work)
     built = time.time()

@@ -134,7 +134,7 @@ class RunTimes(object):
         self.last = None
 
     def pytest_runtest_logreport(self, report):
-        nodeid, _, group = report.nodeid.partition("@")
+        nodeid, group = (report.nodeid.split("@", 1) + [""])[:2]
         path = nodeid.split("::")[0]
         tier = next((name for name in TIERS if name in report.keywords), tier_of(path))
         worker = getattr(getattr(report, "node", None), "gateway", None)

@@ -17,6 +17,11 @@ import os
 from filelock import FileLock
 
 LOCK_DIR = "/var/tmp/modak-test-locks"   # locks between runs as well (a storage that outlives a run)
+DEMO_STORAGE = "/var/tmp/modak-demo.ch"   # scripts/demo's Charliecloud storage, kept between runs
+# scripts/demo's wheel directory (MODAK_DEMO_DIR/wheels), kept between runs: every build of modak's PyTorch image
+# in the demo's storage places these same files, so ch-image's build cache (each path's mode, size and time) finds
+# the framework layer built by whichever build came first
+DEMO_WHEELS = "/tmp/modak-demo/wheels"
 
 
 def run_dir(tmp_path_factory):

@@ -117,9 +117,6 @@ def installed(tmp_path_factory):
     return build_and_install(tmp_path_factory.mktemp("galaxy"))
 
 
-DEMO_STORAGE = "/var/tmp/modak-demo.ch"   # scripts/demo's Charliecloud storage, kept between runs
-
-
 @pytest.fixture
 def demo_storage():
     """The demo's Charliecloud build storage, held by this test alone (services.exclusive; the tests that use it
@@ -128,4 +125,4 @@ def demo_storage():
     built again, and one whose steps match the demo's up to the framework (modak's image of the container
     benchmark) builds only what differs."""
     with services.exclusive("modak-demo.ch"):
-        yield DEMO_STORAGE
+        yield services.DEMO_STORAGE

@@ -443,7 +443,7 @@ def test_the_first_node_of_a_long_node_list_is_read_without_sigpipe(tmp_path):
     fake.chmod(0o755)
     script = 'set -eo pipefail\nMASTER_ADDR="%s"\necho "$MASTER_ADDR"\n' % Slurm.first_node_expr
     env = dict(os.environ, PATH="%s:%s" % (tmp_path, os.environ["PATH"]), SLURM_JOB_NODELIST="nid[00001-10000]")
-    for _ in range(5):
+    for _attempt in range(5):
         done = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, check=False, timeout=30)
         assert (done.returncode, done.stdout) == (0, "nid00001\n"), done.stderr
 

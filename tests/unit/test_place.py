@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import time
 import stat
 
 import pytest
@@ -291,3 +292,20 @@ def test_a_file_of_the_same_size_is_read_no_further_than_the_content(out, reads_
     files.place(str(out), "big.txt", small, 0o600)
     reads_counted[0] = 0
     assert files.read_for_diff(str(out), "big.txt") == small      # up to the limit, the whole text
+
+
+def test_wheels_placed_into_two_contexts_look_the_same_to_a_build_cache(tmp_path):
+    """ch-image's build cache keys COPY by each path's mode, size and time, the wheel directory's own too: the same
+    wheels placed into a new context (the TOSCA image after the demo's, a second run) missed it, and the framework
+    layer (torch, minutes) was built again. The directory now takes the newest wheel's time."""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for name in ("torch-2.13.0-py3-none-any.whl", "filelock-4.3.1-py3-none-any.whl"):
+        (wheels / name).write_bytes(b"wheel " + name.encode())
+    os.utime(str(wheels / "torch-2.13.0-py3-none-any.whl"), (1000000000, 1000000000))
+    times = []
+    for context in ("one", "two"):
+        generate.place_wheels(str(wheels), str(tmp_path / context))
+        time.sleep(0.01)
+        times.append(os.stat(str(tmp_path / context / "wheels")).st_mtime_ns)
+    assert times[0] == times[1] == os.stat(str(wheels / "filelock-4.3.1-py3-none-any.whl")).st_mtime_ns

@@ -44,7 +44,20 @@ def place_wheels(source_dir, output_dir, check_mode=False):
                 placed.append(name)
         except (IOError, OSError) as exc:
             raise OutputError("cannot place the wheel %s in %s: %s" % (name, target, exc))
+    if not check_mode:
+        stable_time(target, names)
     return placed
+
+
+def stable_time(target, names):
+    """The wheel directory of the build context gets the time of its newest wheel: a build cache keyed by what
+    COPY reads (ch-image's: each path's mode, size and time, the directory's too) then finds the same wheels placed
+    anew into another context, so an unchanged framework layer is not built again."""
+    try:
+        newest = max(os.lstat(os.path.join(target, name)).st_mtime_ns for name in names)
+        os.utime(target, ns=(newest, newest), follow_symlinks=False)
+    except (OSError, NotImplementedError, ValueError):
+        pass          # a time left as it is costs a rebuild, nothing else
 
 
 def write(recipe_spec, output_dir, formats=FORMATS, base_image=None, check_mode=False, wheels=None):

@@ -15,6 +15,7 @@ import subprocess
 
 import containers_shape
 import pytest
+import services
 from helpers import ROOT
 
 
@@ -27,8 +28,8 @@ def test_containers_benchmark_smoke(tmp_path, demo_storage):
     out = tmp_path / "containers.json"
     env = dict(os.environ, CH_IMAGE_STORAGE=demo_storage)
     proc = subprocess.run([os.path.join(ROOT, "benchmarks", "containers"), "--smoke", "--work",
-                           str(tmp_path / "work"), "--output", str(out)], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=1800, check=False)
+                           str(tmp_path / "work"), "--wheel-dir", services.DEMO_WHEELS, "--output", str(out)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
     data = json.loads(out.read_text())
     assert containers_shape.problems(data) == []

@@ -117,6 +117,7 @@ def registry(multinode):
 
 
 ACCELERATE = "accelerate==1.15.0"      # as benchmarks/requirements-bench.txt pins it
+DDP_WHEELS = "/var/cache/modak/ddp-wheels"
 
 
 @pytest.fixture(scope="module")
@@ -137,7 +138,8 @@ def ddp_image(registry, multinode, tmp_path_factory):
                                                 "--podman"], env=env), re.M).group(1)
         services.podman_settings()
         _run([os.path.join(ROOT, "scripts", "apt-install"), "pigz"])   # the push compresses on all cores
-        wheels = work / "wheels"
+        # kept between runs: the same files each time, so ch-image's build cache finds the image's layers
+        wheels = DDP_WHEELS
         _run([os.path.join(ROOT, ".venv", "bin", "python"), "-m", "pip", "download", "--quiet", "--only-binary=:all:",
               "--dest", str(wheels), "--find-links", WHEELS, "torch==2.13.0", ACCELERATE], env=dict(os.environ))
         dsl = work / "ddp-accelerate.yaml"

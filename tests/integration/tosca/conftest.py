@@ -48,13 +48,13 @@ def pytorch_image(tmp_path_factory):
     with services.exclusive("modak-demo.ch"):     # the demo's build storage: one ch-image at a time
         base = run([os.path.join(ROOT, "scripts", "base-image"), "--charliecloud"], 900)
         base = [line[5:] for line in base.splitlines() if line.startswith("name=")][0]
-        wheels = work / "wheels"
+        wheels = services.DEMO_WHEELS     # the demo's own files: its torch layer is found in the build cache
         run([os.path.join(ROOT, ".venv", "bin", "python"), "-m", "pip", "download", "--quiet", "--only-binary=:all:",
-             "--dest", str(wheels), "--find-links", os.environ.get("MODAK_WHEELS", "/opt/wheels"),
+             "--dest", wheels, "--find-links", os.environ.get("MODAK_WHEELS", "/opt/wheels"),
              "torch==2.13.0"], 600)
         (work / "jobs").mkdir()
         extra = {"demo_dir": str(work), "demo_registry": "none", "demo_push_to": "", "demo_engines": [],
-                 "demo_base_image": base, "demo_wheels": str(wheels),
+                 "demo_base_image": base, "demo_wheels": wheels,
                  "ansible_python_interpreter": os.path.join(ROOT, ".venv", "bin", "python")}
         run([os.path.join(ROOT, ".venv", "bin", "ansible-playbook"), os.path.join(ROOT, "playbooks", "demo.yml"),
              "-e", json.dumps(extra)], 1800)

@@ -47,6 +47,10 @@ def main():
                      % (rank, world, local_rank, os.environ.get("SLURMD_NODENAME") or socket.gethostname(),
                         torch.distributed.get_backend(), torch.get_num_threads(), mean.item()))
     sys.stdout.flush()
+    # a clean end: without it a rank's gloo threads were sometimes still alive at the interpreter's exit
+    # ("terminate called without an active exception", status -6) and the launcher failed a finished training
+    torch.distributed.barrier()
+    torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":
