@@ -281,12 +281,12 @@ def run_lines(run, res, backend, signal, via_steps, options=None, notes=()):
     loop = backend.reruns_itself
     lines = ["# resilience: the launch runs in the background; a signal makes every rank checkpoint and stop",
              "MODAK_STOP=",
-              "# shellcheck disable=SC2329  # the traps call it",
-              "modak_stop() {  # $1: why the job stops (limit, or term: preemption, cancellation)",
-              '  MODAK_STOP="$1"',
-              '  echo "modak: $1 signal: forwarding %s to the ranks, waiting for the checkpoint" >&2' % signal,
-              "  %s" % forward,
-              "}"]
+             "# shellcheck disable=SC2329  # the traps call it",
+             "modak_stop() {  # $1: why the job stops (limit, or term: preemption, cancellation)",
+             '  MODAK_STOP="$1"',
+             '  echo "modak: $1 signal: forwarding %s to the ranks, waiting for the checkpoint" >&2' % signal,
+             "  %s" % forward,
+             "}"]
     if backend.limit_signal and backend.limit_signal != "TERM":
         lines.append("trap 'modak_stop limit' %s" % backend.limit_signal)
     lines.append("trap 'modak_stop term' TERM")

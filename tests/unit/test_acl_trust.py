@@ -24,8 +24,8 @@ UNDEFINED = 0xFFFFFFFF
 def set_acl(path, named, mask=7, group=5, mode_bits=None):
     """Gives ``path`` an access ACL: its owner rwx, its group ``group``, the named (tag, id, perm) entries, the mask,
     others r-x (what `setfacl -m u:ID:rwx` leaves)."""
-    entries = [(USER_OBJ, 7, UNDEFINED), (GROUP_OBJ, group, UNDEFINED)] + [(tag, perm, ident) for tag, ident, perm
-                                                                             in named]
+    entries = [(USER_OBJ, 7, UNDEFINED), (GROUP_OBJ, group, UNDEFINED)]
+    entries += [(tag, perm, ident) for tag, ident, perm in named]
     entries += [(MASK, mask, UNDEFINED), (OTHER, 5, UNDEFINED)]
     entries.sort(key=lambda entry: (entry[0], entry[2]))
     blob = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *entry) for entry in entries)

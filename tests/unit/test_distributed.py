@@ -448,8 +448,6 @@ def test_the_first_node_of_a_long_node_list_is_read_without_sigpipe(tmp_path):
         assert (done.returncode, done.stdout) == (0, "nid00001\n"), done.stderr
 
 
-
-
 def _port_probe(listen_on, ports, job):
     """Runs the rendezvous port lines for job number ``job`` while listeners hold ``ports`` on ``listen_on``; the
     finished bash."""
@@ -466,8 +464,8 @@ def _port_probe(listen_on, ports, job):
                 pytest.skip("port %d is taken on this machine" % port)
             listener.listen(1)
             listeners.append(listener)
-        script = "set -eo pipefail\n" + "\n".join(line.format(job="MODAK_JOB") if "{job}" in line else line
-                                                 for line in distributed.PORT_LINES) + '\necho "$MASTER_PORT"\n'
+        lines = [line.format(job="MODAK_JOB") if "{job}" in line else line for line in distributed.PORT_LINES]
+        script = "set -eo pipefail\n" + "\n".join(lines) + '\necho "$MASTER_PORT"\n'
         env = dict(os.environ, MODAK_JOB=str(job))
         return subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, check=False, timeout=60)
     finally:

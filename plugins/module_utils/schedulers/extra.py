@@ -84,8 +84,6 @@ def problem(scheduler, directive, launch=False):
     return None
 
 
-
-
 # typed options a submission by hand may not carry either: they name files or set the job's environment
 NOT_BY_HAND = ("standard_output_file", "standard_error_file", "copy_environment_variable")
 
