@@ -134,7 +134,9 @@ class RunTimes(object):
         self.last = None
 
     def pytest_runtest_logreport(self, report):
-        nodeid, group = (report.nodeid.split("@", 1) + [""])[:2]
+        # xdist's loadgroup ends a grouped test's id with @<group>; a parameter's id may hold an @ of its own
+        head, sep, tail = report.nodeid.rpartition("@")
+        nodeid, group = (head, tail) if sep and tail in services.GROUPS else (report.nodeid, "")
         path = nodeid.split("::")[0]
         tier = next((name for name in TIERS if name in report.keywords), tier_of(path))
         worker = getattr(getattr(report, "node", None), "gateway", None)

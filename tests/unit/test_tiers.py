@@ -135,10 +135,11 @@ def test_the_run_reports_its_time_by_tier_group_and_worker():
             self.node = type("Node", (), {"gateway": type("Gateway", (), {"id": worker})()})()
             self.start, self.stop = 0.0, duration
 
-    times.pytest_runtest_logreport(Report("tests/unit/test_a.py::test_x", {"unit": 1}, 2.0, "gw0"))
+    times.pytest_runtest_logreport(Report("tests/unit/test_a.py::test_x[user@host]", {"unit": 1}, 2.0, "gw0"))
     times.pytest_runtest_logreport(Report("tests/integration/demo/test_q.py::test_y@modak-demo.ch",
                                           {"integration": 1}, 630.0, "gw1"))
     lines = times.lines(workers=2)
+    assert any(line.startswith("group  (none)") and "2.0 s" in line for line in lines), lines
     assert any(line.startswith("group  modak-demo.ch") and "630.0 s  30.0 %" in line for line in lines), lines
     assert any(line.startswith("tier   integration") and "15.0 %" in line for line in lines), lines
     assert any(line.startswith("worker gw1") and "30.0 %" in line for line in lines), lines
