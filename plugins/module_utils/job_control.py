@@ -115,7 +115,9 @@ class Request:
 
 def owner_uid(raw):
     """The uid of a job's user from what its scheduler said (Slurm's UserId=name(uid), PBS's Job_Owner=name@host,
-    Grid Engine's owner), or None."""
+    Grid Engine's owner; a local job's uid), or None."""
+    if isinstance(raw.get("uid"), int):
+        return raw["uid"]
     user = raw.get("UserId") or ""
     if user.endswith(")") and user.partition("(")[2][:-1].isdigit():
         return int(user.partition("(")[2][:-1])
@@ -126,13 +128,13 @@ def owner_uid(raw):
         return None
 
 
-def outputs_of_its_user(status, scheduler):
+def outputs_of_its_user(status):
     """``status`` without the output files root must not read for it: a scheduler names whatever file a job asked
     for (another user's job with StdOut=/etc/shadow), and root may read any. As root, an output file is kept only
     when it is the job's user's (or not there yet: nothing to read, and a link is never followed later)."""
     if os.geteuid() != 0:
         return status               # the user reads what the user may read
-    owner = os.geteuid() if scheduler == "local" else owner_uid(status.raw or {})
+    owner = owner_uid(status.raw or {})
     if owner is None:
         return status               # the scheduler named no user (each one here does: Slurm, PBS, Grid Engine)
     dropped = {}
@@ -259,7 +261,7 @@ class Job(object):
 
     # -- steps --------------------------------------------------------------------------------------
     def _status(self, job_id):
-        status = outputs_of_its_user(self.backend.status(job_id), self.scheduler)
+        status = outputs_of_its_user(self.backend.status(job_id))
         self.result.update(job_id=status.job_id, state=status.state, active=status.active, exit_code=status.exit_code,
                            stdout_path=status.stdout_path, stderr_path=status.stderr_path, elapsed=status.elapsed,
                            restarts=status.restarts, restarts_from=status.restarts_from, nodes=status.nodes)

@@ -67,9 +67,8 @@ def acl_writers(path):
     """(uids, gids) that the POSIX ACL of ``path`` lets write it through its named entries, each with the mask
     applied (its effective right, acl(5)), and whether the owning group may write; None without an extended ACL.
     With named entries the mode's group bits show the mask, not the owning group's right."""
-    try:      # ``path`` may be an open descriptor
-        blob = os.getxattr(path, ACL_XATTR) if isinstance(path, int) else \
-            os.getxattr(path, ACL_XATTR, follow_symlinks=False)
+    try:      # ``path`` may be an open descriptor; a path is followed, as os.stat follows it for the mode
+        blob = os.getxattr(path, ACL_XATTR)
     except OSError:
         return None
     entries = [struct.unpack_from("<HHI", blob, offset) for offset in range(4, len(blob) - 7, 8)]

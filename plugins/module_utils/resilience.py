@@ -228,18 +228,22 @@ def counted(name):
     """A shell word that reads the count kept in the checkpoint directory's file ``name``: its digits only (at most
     15, read as decimal), else 0. What a file holds never reaches arithmetic unfiltered: bash evaluates ``$(...)``
     inside an array subscript of ``$(( ))``, so a file holding ``x[$(cmd)]`` would run cmd as the job's user."""
-    return ('$(MODAK_N="$(head -c 16 "$%s/%s" 2>/dev/null)"; case "$MODAK_N" in ""|*[!0-9]*|????????????????) '
-            'MODAK_N=0 ;; esac; echo "$((10#$MODAK_N))")' % (CHECKPOINT_VAR, name))
+    path = '"$%s/%s"' % (CHECKPOINT_VAR, name)
+    return ('$(MODAK_N=; if [ -f %s ] && [ ! -L %s ]; then MODAK_N="$(head -c 16 %s 2>/dev/null)"; fi; '
+            'case "$MODAK_N" in ""|*[!0-9]*|????????????????) MODAK_N=0 ;; esac; echo "$((10#$MODAK_N))")'
+            % (path, path, path))
 
 
 def private_dir_lines(variable):
     """Lines that make ``$variable``'s directory, resolve it once (``cd -P``) and stop the job unless it and every
     directory above it pass the trust model of the images (runtimes/trust.py: the user's or root's, written by
-    others only with the sticky bit or as a trusted group), then make it private (0700). A directory another user
+    others only with the sticky bit or as a trusted group; an ACL judged by its entries), and make one it made
+    private (0700). A directory another user
     made first in a shared work directory held the model the job writes, and a checkpoint planted there is code for
     ``torch.load``."""
     var = '"$%s"' % variable
-    return ['mkdir -p -- %s' % var] + trust.resolve_functions() + [
+    return ['if [ -e %s ] || [ -L %s ]; then MODAK_MADE=; else MODAK_MADE=1; fi' % (var, var),
+            'mkdir -p -- %s' % var] + trust.resolve_functions() + [
         'if MODAK_RESOLVED="$(cd -P -- %s 2>/dev/null && pwd -P)"; then %s="$MODAK_RESOLVED"; fi' % (var, variable),
         'MODAK_UNTRUSTED="$(modak_untrusted %s before-fetch || echo "$%s (not checked)")"' % (var, variable),
         'if [ -n "$MODAK_UNTRUSTED" ]; then',
@@ -248,7 +252,8 @@ def private_dir_lines(variable):
         'own)" >&2' % variable,
         "  exit 1",
         "fi",
-        "chmod 0700 -- %s  # private: only the job's user reads the model and writes its checkpoints" % var]
+        # one the job made is private; one the user made is left as they made it (a group they trust may share it)
+        '[ -z "$MODAK_MADE" ] || chmod 0700 -- %s' % var]
 
 
 def environment(res, backend):

@@ -102,3 +102,56 @@ def test_the_jobs_own_check_accepts_an_acl_whose_mask_takes_write_away(shared):
         assert "(an ACL, and no getfacl to read it)" in _job_check(shared)
     else:
         assert _job_check(shared) == "[]\n"
+
+
+def test_a_link_to_a_file_or_directory_with_such_an_acl_is_judged_by_what_it_names(shared):
+    """A review of the fix: the mode was read through the link (os.stat) and the ACL from the link itself, which
+    has none."""
+    real = shared / "real.sh"
+    real.write_text("#!/bin/bash\n")
+    set_acl(real, [(USER, NOBODY, 6)])
+    (shared / "script.sh").symlink_to("real.sh")
+    assert "its ACL names another user" in path_trust.others_may_swap(str(shared / "script.sh"))
+    directory = shared / "realdir"
+    directory.mkdir()
+    set_acl(directory, [(USER, NOBODY, 7)])
+    (shared / "wd").symlink_to("realdir")
+    assert "ACL lets another user" in path_trust.others_may_rename_in(str(shared / "wd"))
+
+
+def test_the_jobs_own_check_sees_the_acl_of_the_image_or_checkpoint_directory_itself(shared):
+    """A review of the fix: the job checked the ACLs of the directories above an image, not the image's own."""
+    image = shared / "image"
+    image.mkdir()
+    script = "\n".join(trust.resolve_functions() + ['out="$(modak_untrusted %s)"' % image, 'echo "[$out]"'])
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False, timeout=60)
+    assert done.stdout == "[]\n", done.stderr
+    set_acl(image, [(USER, NOBODY, 7)])
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False, timeout=60)
+    assert str(image) in done.stdout, done.stderr
+
+
+def test_the_jobs_own_check_sees_an_acl_inside_an_image(shared):
+    if shutil.which("getfacl") is None:
+        pytest.skip("an ACL inside an image is read with getfacl")
+    image = shared / "image"
+    (image / "bin").mkdir(parents=True)
+    (image / "bin" / "sh").write_text("#!/bin/sh\n")
+    set_acl(image / "bin" / "sh", [(USER, NOBODY, 6)])
+    script = "\n".join(trust.resolve_functions() + ['out="$(modak_untrusted %s)"' % image, 'echo "[$out]"'])
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False, timeout=60)
+    assert str(image) in done.stdout, done.stderr
+
+
+def test_the_working_directory_is_checked_where_the_files_are_made_not_behind_a_link(tmp_path):
+    """A review of the fix: the check ran on `pwd -P` while mktemp made the file through the logical $PWD, whose link
+    lay in a directory others may write (and which another user could repoint after the check)."""
+    own = tmp_path / "own"
+    own.mkdir()
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(str(shared), 0o777)
+    (shared / "run").symlink_to(own)
+    script = "\n".join(["set -e", "cd %s" % (shared / "run")] + trust.workdir_lines("a file") + ['echo "made in $PWD"'])
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0 and done.stdout == "made in %s\n" % own, done.stderr

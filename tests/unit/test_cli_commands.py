@@ -301,6 +301,12 @@ def _recording_sbatch(tmp_path, monkeypatch):
     (bin_dir / "sbatch").write_text("#!/bin/sh\necho \"$@\" >> %s/sbatch.args\necho 7\n"
                                     % tmp_path)
     (bin_dir / "sbatch").chmod(0o755)
+    # what the submission asks after sbatch: the job queued (no real controller answers here)
+    (bin_dir / "scontrol").write_text("#!/bin/sh\necho 'JobId=7 JobName=j UserId=me(%d) JobState=PENDING "
+                                      "ExitCode=0:0'\n" % os.geteuid())
+    (bin_dir / "squeue").write_text("#!/bin/sh\nexit 0\n")
+    for name in ("scontrol", "squeue"):
+        (bin_dir / name).chmod(0o755)
     monkeypatch.setenv("PATH", "%s:%s" % (bin_dir, os.environ["PATH"]))
     return tmp_path / "sbatch.args"
 

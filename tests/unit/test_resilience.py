@@ -311,3 +311,30 @@ def test_a_link_planted_at_the_checkpoint_directory_stops_the_job(tmp_path):
     os.chmod(str(tmp_path / "theirs"), 0o777)
     done = _checkpoint_dir_check(tmp_path / "checkpoints" / "job")
     assert done.returncode == 1 and "not run" in done.stderr, done.stderr
+
+
+def test_a_checkpoint_directory_the_user_made_for_a_trusted_group_keeps_its_mode(tmp_path, monkeypatch):
+    """A review of the fix: chmod 0700 took a shared checkpoint directory (2770, a group the site trusts) away
+    from the user's team. A directory the job makes is private; one the user made is left as it is."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a directory to another gid needs root")
+    import grp
+    try:
+        team = grp.getgrnam("users").gr_gid          # a group the site lists as trusted (MODAK_TRUSTED_GROUPS)
+    except KeyError:
+        pytest.skip("no group 'users' here")
+    directory = tmp_path / "shared"
+    directory.mkdir()
+    os.chown(str(directory), -1, team)
+    directory.chmod(0o2770)
+    monkeypatch.setenv("MODAK_TRUSTED_GROUPS", "users")
+    done = _checkpoint_dir_check(directory)
+    assert done.returncode == 0, done.stderr
+    assert oct(directory.stat().st_mode & 0o7777) == "0o2770"
+
+
+def test_a_fifo_planted_as_a_count_file_reads_as_nought_without_blocking(tmp_path):
+    os.mkfifo(str(tmp_path / ".modak-starts"))
+    script = 'set -euo pipefail\nMODAK_CHECKPOINT_DIR=%s\necho "%s"' % (tmp_path, resilience.counted(".modak-starts"))
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False, timeout=30)
+    assert done.returncode == 0 and done.stdout == "0\n", done.stderr

@@ -41,7 +41,7 @@ def test_grid_engine_refuses_options_outside_its_list(scheduler, directive):
     assert [p.path for p in problems] == ["job.job_options.extra_directives[0]"], (directive, problems)
 
 
-@pytest.mark.parametrize("directive", ["-l gpu=1", "-pe mpi 8", "-P physics", "-p -10", "-w e", "-R y", "-r n",
+@pytest.mark.parametrize("directive", ["-l arch=lx-amd64", "-pe mpi 8", "-P physics", "-p -10", "-w e", "-R y", "-r n",
                                        "-ar 12", "-binding linear:4", "-l scratch=10G", "-hold_jid_ad 7", "-js 10",
                                        "-ckpt blcr", "-now n", "-notify", "-h", "-masterq all.q@n1"])
 def test_grid_engine_takes_the_options_it_declares(directive):
@@ -91,7 +91,7 @@ from ansible_collections.sodalite.modak.plugins.module_utils import dsl, schema 
 for name in ("pytorch-cpu-slurm.yaml",):
     dsl.parse(dsl.load_file(sys.argv[2] + "/examples/" + name))
 doc = {"job": {"application": {"executable": "./a"}, "target": {"job_scheduler_type": "sge"},
-               "job_options": {"extra_directives": ["-l gpu=1"]}}}
+               "job_options": {"extra_directives": ["-l arch=lx-amd64"]}}}
 dsl.parse(doc)
 prefix = "ansible_collections.sodalite.modak.plugins.module_utils."
 print(" ".join(sorted(m for m in sys.modules if m in (prefix + "commands", prefix + "job_control")

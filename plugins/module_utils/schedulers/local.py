@@ -348,7 +348,7 @@ class Local(Scheduler):
         started = info.st_mtime
         if alive and rc_data is None:
             return JobStatus(job_id=job_id, state="RUNNING", active=True, stdout_path=stdout, stderr_path=stderr,
-                             elapsed=int(time.time() - started), name=name, **restarts)
+                             elapsed=int(time.time() - started), name=name, raw={"uid": os.geteuid()}, **restarts)
         code = None
         if rc_data is not None:
             text = rc_data.decode("ascii", "replace").strip()
@@ -365,7 +365,8 @@ class Local(Scheduler):
         else:
             state = "FAILED"
         return JobStatus(job_id=job_id, state=state, active=False, exit_code=code, stdout_path=stdout,
-                         stderr_path=stderr, elapsed=int(ended - started), name=name, **restarts)
+                         stderr_path=stderr, elapsed=int(ended - started), name=name, raw={"uid": os.geteuid()},
+                         **restarts)
 
     def _restart_fields(self, fd, job_id):
         """The restart count a resilient local job recorded, and where it comes from (none recorded: nothing)."""

@@ -181,11 +181,13 @@ def parse_job_id(out):
 
 
 def parse_show(text):
-    """One `scontrol show job -o` line -> dict (values may hold spaces only at the end; keep it simple)."""
+    """One `scontrol show job -o` line -> dict (values may hold spaces only at the end; keep it simple). The first
+    occurrence of a field wins: scontrol prints its own fields (UserId, JobState...) before those a job's user writes
+    (Comment, WorkDir), and a comment holding 'UserId=root(0)' must not pass for the job's user."""
     fields = {}
     for token in text.strip().split():
         key, sep, value = token.partition("=")
-        if sep:
+        if sep and key not in fields:
             fields[key] = value
     return fields
 

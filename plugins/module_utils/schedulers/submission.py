@@ -75,33 +75,49 @@ def key_path():
 
 
 def user_key():
-    """The user's key (made once, 0600 in a 0700 directory, never through a link), read once per process."""
+    """The user's key (made once, 0600 in a 0700 directory, never through a link), read once per process. It is
+    written whole under a name of its own and then linked to its place, so that a process that finds it reads a
+    whole key; a key that cannot be made or read is a SubmitError that says where."""
     path = key_path()
     if path not in _KEYS:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        except FileExistsError:
-            pass
-        else:
-            try:
-                os.write(fd, os.urandom(KEY_BYTES))
-            finally:
-                os.close(fd)
-        fd = os.open(path, flags)
+            _KEYS[path] = _key_at(path)
+        except OSError as exc:
+            raise SubmitError("cannot make or read the submission key %s: %s (set XDG_STATE_HOME to a directory of "
+                              "your own)" % (path, exc.strerror or exc))
+    return _KEYS[path]
+
+
+def _key_at(path):
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    if not os.path.lexists(path):
+        part = "%s.%d.part" % (path, os.getpid())
+        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow, 0o600)
         try:
-            info = os.fstat(fd)
-            if info.st_uid != os.geteuid() or info.st_mode & 0o077:
-                raise SubmitError("%s is not this user's private key (owner uid %d, mode %04o): remove it, modak "
-                                  "makes a new one" % (path, info.st_uid, info.st_mode & 0o7777))
-            key = os.read(fd, 4096)
+            os.write(fd, os.urandom(KEY_BYTES))
+            os.fsync(fd)
         finally:
             os.close(fd)
-        if len(key) < KEY_BYTES:
-            raise SubmitError("%s is too short for a key: remove it, modak makes a new one" % path)
-        _KEYS[path] = key
-    return _KEYS[path]
+        try:
+            os.link(part, path)          # whole, or not at all: another process's key may have come first
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(part)
+    fd = os.open(path, os.O_RDONLY | nofollow)
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != os.geteuid() or info.st_mode & 0o077:
+            raise SubmitError("%s is not this user's private key (owner uid %d, mode %04o): remove it, modak makes "
+                              "a new one" % (path, info.st_uid, info.st_mode & 0o7777))
+        key = os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    if len(key) < KEY_BYTES:
+        raise SubmitError("%s is too short for a key: remove it, modak makes a new one" % path)
+    return key
 
 
 def digest(script_text, extra_args=()):

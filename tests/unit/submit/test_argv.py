@@ -137,3 +137,29 @@ def test_the_digest_is_keyed_by_the_users_own_key(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "alice"))
     with pytest.raises(SubmitError, match="not this user's private key"):
         digest(script)
+
+
+def test_processes_that_make_the_key_at_once_all_read_one_whole_key(tmp_path, monkeypatch):
+    """A review of the fix: the key was created empty, then written; a second process read it empty in between
+    ("too short for a key"), and the hint to remove it changed the key (a duplicate submission)."""
+    import multiprocessing
+    from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import submission
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    context = multiprocessing.get_context("fork")
+    with context.Pool(4) as pool:
+        keys = pool.map(_fresh_key, range(16))
+    assert len(set(keys)) == 1 and len(keys[0]) == 2 * submission.KEY_BYTES
+
+
+def _fresh_key(_index):
+    from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import submission
+    submission._KEYS.clear()     # pylint: disable=protected-access
+    return submission.user_key().hex()
+
+
+def test_a_home_that_cannot_be_written_gives_a_clear_error(monkeypatch):
+    from ansible_collections.sodalite.modak.plugins.module_utils.schedulers import submission
+    monkeypatch.setenv("XDG_STATE_HOME", "/proc/modak-nowhere")
+    submission._KEYS.clear()     # pylint: disable=protected-access
+    with pytest.raises(SubmitError, match="cannot make or read the submission key"):
+        digest("x")

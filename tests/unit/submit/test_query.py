@@ -126,3 +126,16 @@ def test_as_root_the_output_of_another_users_job_is_read_only_when_it_is_theirs(
     os.chown(str(secret), 65534, -1)             # the job's user's own file: read
     result, _runner = _query(tmp_path, _show("RUNNING", secret, user="nobody(65534)"))
     assert result["stdout_tail"] == ["root:$6$secret:19000::::::"]
+
+
+def test_a_comment_that_names_another_user_is_not_taken_for_the_jobs_user(tmp_path):
+    """A review of the fix above: scontrol prints Comment after UserId, and the job's user writes it
+    (sbatch --comment="x UserId=root(0)"): the last occurrence won, and root printed its own file for her job."""
+    if os.geteuid() != 0:
+        pytest.skip("only root reads what the job's user may not")
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$secret:19000::::::\n")
+    code, text, err = _show("RUNNING", secret, user="nobody(65534)")
+    text = text.rstrip("\n") + " Comment=x UserId=root(0)\n"
+    result, _runner = _query(tmp_path, (code, text, err))
+    assert result["stdout_tail"] == [] and result["stdout_path"] is None
