@@ -191,8 +191,9 @@ def number_problems(node, path=None):
 
 
 def program_problems(words):
-    """The program word: bash runs a first word starting with '%' as 'fg', even quoted or after 'command'."""
-    where = "job.application.executable" if words.get("executable") else "job.application.arguments"
+    """The program word: bash runs a first word starting with '%' as 'fg', even quoted or after 'command'. A problem
+    of an argument that is the program because the executable is empty is the executable's."""
+    where = "job.application.executable" if "executable" in words else "job.application.arguments"
     first = (words.get("executable") or []) + (words.get("arguments") or [])
     if first and first[0].startswith("%"):
         return [DslProblem(where, "the program name starts with '%', which bash reads as a job (fg)", first[0],
