@@ -118,6 +118,8 @@ def owner_uid(raw):
     Grid Engine's owner; a local job's uid), or None."""
     if isinstance(raw.get("uid"), int):
         return raw["uid"]
+    if "UserId" in (raw.get("modak:ambiguous") or ()):
+        return None                 # the line names the user twice: one of them is the job's own text
     user = raw.get("UserId") or ""
     if user.endswith(")") and user.partition("(")[2][:-1].isdigit():
         return int(user.partition("(")[2][:-1])
@@ -134,9 +136,7 @@ def outputs_of_its_user(status):
     when it is the job's user's (or not there yet: nothing to read, and a link is never followed later)."""
     if os.geteuid() != 0:
         return status               # the user reads what the user may read
-    owner = owner_uid(status.raw or {})
-    if owner is None:
-        return status               # the scheduler named no user (each one here does: Slurm, PBS, Grid Engine)
+    owner = owner_uid(status.raw or {})   # None (no user named, or named twice): nothing is root's to read
     dropped = {}
     for name in ("stdout_path", "stderr_path"):
         path = getattr(status, name)

@@ -229,9 +229,18 @@ def counted(name):
     15, read as decimal), else 0. What a file holds never reaches arithmetic unfiltered: bash evaluates ``$(...)``
     inside an array subscript of ``$(( ))``, so a file holding ``x[$(cmd)]`` would run cmd as the job's user."""
     path = '"$%s/%s"' % (CHECKPOINT_VAR, name)
+    # (no case pattern: its ')' inside a $(( )) made bash read the whole as a command substitution)
     return ('$(MODAK_N=; if [ -f %s ] && [ ! -L %s ]; then MODAK_N="$(head -c 16 %s 2>/dev/null)"; fi; '
-            'case "$MODAK_N" in ""|*[!0-9]*|????????????????) MODAK_N=0 ;; esac; echo "$((10#$MODAK_N))")'
-            % (path, path, path))
+            '[[ "$MODAK_N" =~ ^[0-9]{1,15}$ ]] || MODAK_N=0; echo "$((10#$MODAK_N))")' % (path, path, path))
+
+
+def kept_lines(value, name):
+    """Lines that keep ``value`` (a shell word) as the count in the checkpoint directory's file ``name``: written
+    under a name of the job's own and renamed over it, so that nothing planted at the name (a link, a FIFO) is
+    written through or blocks the job."""
+    path = '"$%s/%s"' % (CHECKPOINT_VAR, name)
+    part = '"$%s/%s.$$"' % (CHECKPOINT_VAR, name)
+    return ['echo %s >%s && mv -f %s %s' % (value, part, part, path)]
 
 
 def private_dir_lines(variable):
@@ -252,8 +261,8 @@ def private_dir_lines(variable):
         'own)" >&2' % variable,
         "  exit 1",
         "fi",
-        # one the job made is private; one the user made is left as they made it (a group they trust may share it)
-        '[ -z "$MODAK_MADE" ] || chmod 0700 -- %s' % var]
+        # one the job made is private; one the user made keeps what a group they trust may do, not what others may
+        'if [ -z "$MODAK_MADE" ]; then chmod o-rwx -- %s; else chmod 0700 -- %s; fi' % (var, var)]
 
 
 def environment(res, backend):
@@ -300,7 +309,7 @@ def run_lines(run, res, backend, signal, via_steps, options=None, notes=()):
     lines.append('[ "$%s" -ne 0 ] || rm -f -- "$%s/%s"  # the first start: no training is done yet'
                  % (RESTART_VAR, CHECKPOINT_VAR, DONE_FILE))
     if not backend.restart_count_var and not loop:
-        lines.append('echo "$((%s + 1))" >"$%s/%s"' % (RESTART_VAR, CHECKPOINT_VAR, STARTS_FILE))
+        lines += kept_lines('"$((%s + 1))"' % RESTART_VAR, STARTS_FILE)
     body = []
     if loop:
         body += ['[ "$MODAK_STOP" != term ] || break  # cancelled between two runs',
@@ -350,8 +359,8 @@ def _requeue_lines(res, backend):
     # a run that ended well is done, even when the signal came as it ended
     condition = ['[ -n "$MODAK_WHY" ]', '[ "$MODAK_RC" -ne 0 ]', '[ "$%s" -lt "$%s" ]' % (RESTART_VAR, MAX_VAR)]
     if res.total_s:
-        lines += ['MODAK_TRAINED=$(( %s + SECONDS ))' % counted(TRAINED_FILE),
-                  'echo "$MODAK_TRAINED" >"$%s/%s"' % (CHECKPOINT_VAR, TRAINED_FILE)]
+        lines += ['MODAK_TRAINED="%s"' % counted(TRAINED_FILE),
+                  "MODAK_TRAINED=$((MODAK_TRAINED + SECONDS))"] + kept_lines('"$MODAK_TRAINED"', TRAINED_FILE)
         condition.append('[ "$MODAK_TRAINED" -lt %d ]' % res.total_s)
     lines.append("if %s; then" % " && ".join(condition))
     if backend.reruns_itself:

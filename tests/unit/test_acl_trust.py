@@ -152,6 +152,9 @@ def test_the_working_directory_is_checked_where_the_files_are_made_not_behind_a_
     shared.mkdir()
     os.chmod(str(shared), 0o777)
     (shared / "run").symlink_to(own)
-    script = "\n".join(["set -e", "cd %s" % (shared / "run")] + trust.workdir_lines("a file") + ['echo "made in $PWD"'])
+    script = "\n".join(["set -e", "cd %s" % (shared / "run")] + trust.workdir_lines("a file")
+                       + ['echo "made in $MODAK_WORKDIR"'])
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False, timeout=60)
     assert done.returncode == 0 and done.stdout == "made in %s\n" % own, done.stderr
+    from ansible_collections.sodalite.modak.plugins.module_utils.runtimes import registry as runtimes
+    assert '"$MODAK_WORKDIR/.modak-env.XXXXXX"' in "\n".join(runtimes.get("charliecloud").env_lines([("A", "x")]))

@@ -96,7 +96,7 @@ def test_accelerate_per_node_under_pbs_pro_reads_its_machine_rank_from_mpiexec()
 def test_deepspeed_per_node_under_slurm_runs_no_ssh_over_a_host_file_of_the_allocation():
     text = script(training("slurm", "deepspeed"))
     assert "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --cpus-per-task=2\n" in text
-    made = 'MODAK_DEEPSPEED_HOSTS="$(mktemp "$PWD/deepspeed-hosts.XXXXXX")"'
+    made = 'MODAK_DEEPSPEED_HOSTS="$(mktemp "$MODAK_WORKDIR/deepspeed-hosts.XXXXXX")"'
     host_line = 'scontrol show hostnames "$SLURM_JOB_NODELIST" | sed \'s/$/ slots=2/\' > "$MODAK_DEEPSPEED_HOSTS"'
     assert "\n" + made + "\n" in text and "\n" + host_line + "\n" in text
     line = run_line(text)
@@ -262,7 +262,7 @@ def test_the_deepspeed_host_file_is_removed_when_the_script_exits(tmp_path, sche
     the other traps still run and the exit status is kept; another job's host file stays."""
     text = script(training(scheduler, "deepspeed"))
     own = host_file_lines(text)
-    assert own[0] == 'MODAK_DEEPSPEED_HOSTS="$(mktemp "$PWD/deepspeed-hosts.XXXXXX")"'
+    assert own[0] == 'MODAK_DEEPSPEED_HOSTS="$(mktemp "$MODAK_WORKDIR/deepspeed-hosts.XXXXXX")"'
     assert own[1] == 'MODAK_HOSTS_EXIT_TRAP="$(trap -p EXIT)"' and len(own) == 5
     assert own[4].endswith('> "$MODAK_DEEPSPEED_HOSTS"')
     (tmp_path / "deepspeed-hosts.40").write_text("other job\n")

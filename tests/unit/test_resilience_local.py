@@ -97,7 +97,8 @@ def test_the_default_lead_time_and_a_total_training_time_count_each_run(tmp_path
     text = result.script.text
     assert result.request.resilience.max_restarts == 2
     assert "  timeout --preserve-status --signal=USR1 --kill-after=300 3300s python3 train.py &\n" in text
-    assert '  MODAK_TRAINED=$(( %s + SECONDS ))\n' % resilience.counted(".modak-trained-s") in text
+    assert ('  MODAK_TRAINED="%s"\n  MODAK_TRAINED=$((MODAK_TRAINED + SECONDS))\n' % resilience.counted(".modak-trained-s")
+            in text)
     assert '[ "$MODAK_TRAINED" -lt 9000 ]; then\n' in text
     lint(text, tmp_path, result.script.filename)
 
@@ -312,3 +313,16 @@ def test_a_completion_marker_left_by_an_earlier_job_is_removed_at_the_first_star
     program.chmod(0o755)
     status = submit(local_job({"max_restarts": 0}, program=str(program), wall=60), tmp_path)
     assert status.state == "FAILED", open(status.stdout_path).read()
+
+
+
+def test_a_total_training_time_job_runs_its_count_lines_and_completes(tmp_path):
+    """A second review: the count read inside `$(( ))` held a case pattern whose ')' made bash read the whole as a
+    command substitution: every job with total_training_time ended with status 127 at that line."""
+    program = tmp_path / "done.sh"
+    program.write_text("#!/bin/bash\necho run >>runs\n")
+    program.chmod(0o755)
+    status = submit(local_job({"total_training_time": "00:10:00"}, program=str(program), wall=60), tmp_path)
+    output = open(status.stdout_path).read()
+    assert status.state == "COMPLETED" and "command not found" not in output, output
+    assert (tmp_path / "checkpoints" / "t" / ".modak-trained-s").read_text().strip().isdigit()

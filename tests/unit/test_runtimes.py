@@ -156,7 +156,7 @@ def test_charliecloud_values_stay_out_of_argv_and_literal():
     assert not any(value in str(word) for word in words for _name, value in env), words
     assert words[:4] == ["ch-run", "--env-no-expand", "--set-env", Raw('--set-env="$MODAK_ENV_FILE"')]
     assert runtime.env_lines(env) == trust.workdir_lines("the container's variables") + [
-        'MODAK_ENV_FILE="$(mktemp "$PWD/.modak-env.XXXXXX")"', 'MODAK_EXIT_TRAP="$(trap -p EXIT)"',
+        'MODAK_ENV_FILE="$(mktemp "$MODAK_WORKDIR/.modak-env.XXXXXX")"', 'MODAK_EXIT_TRAP="$(trap -p EXIT)"',
         'MODAK_EXIT_TRAP="$(eval "set -- $MODAK_EXIT_TRAP"; printf %s "${3:-}")"',
         "trap 'MODAK_STATUS=$?; rm -f \"$MODAK_ENV_FILE\"; (exit \"$MODAK_STATUS\"); eval \"$MODAK_EXIT_TRAP\"' EXIT",
         'printf "%s=\'%s\'\\n" A "$A" B "$B" C "$C" >"$MODAK_ENV_FILE"']

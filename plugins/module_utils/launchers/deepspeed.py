@@ -60,7 +60,7 @@ class Deepspeed(Launcher):
         file made anew (``mktemp``) in the working directory, once the job has checked that others may rename
         nothing there (``trust.workdir_lines``); removed when the script exits (the trap is set as soon
         as the file exists: no file is left behind whatever fails after it)."""
-        made = '%s="$(mktemp "$PWD/%s")"' % (HOST_FILE_VAR, HOST_FILE_TEMPLATE)
+        made = '%s="$(mktemp "$MODAK_WORKDIR/%s")"' % (HOST_FILE_VAR, HOST_FILE_TEMPLATE)
         line = "%s | sed 's/$/ slots=%d/' > %s" % (scheduler.hosts_command, dist.processes_per_node, HOST_FILE)
         return (trust.workdir_lines("the DeepSpeed host file") + [made]
                 + exit_trap_lines("rm -f %s" % HOST_FILE, "MODAK_HOSTS_EXIT_TRAP") + [line])

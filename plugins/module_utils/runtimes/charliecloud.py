@@ -82,7 +82,7 @@ class Charliecloud(object):
         pairs = " ".join('%s "$%s"' % (name, name) for name, _value in env)
         # an EXIT trap of the site's (target.setup) runs too, after the file is removed, with the status
         # the file is read by its name (ch-run --set-env=FILE, on every node): nobody else may rename it
-        return (trust.workdir_lines("the container's variables") + ['MODAK_ENV_FILE="$(mktemp "$PWD/.modak-env.XXXXXX")"']
+        return (trust.workdir_lines("the container's variables") + ['MODAK_ENV_FILE="$(mktemp "$MODAK_WORKDIR/.modak-env.XXXXXX")"']
                 + shell.exit_trap_lines('rm -f "$MODAK_ENV_FILE"')
                 + ["printf \"%%s='%%s'\\n\" %s >\"$MODAK_ENV_FILE\"" % pairs])
 

@@ -40,19 +40,22 @@ _FUNCTIONS = r"""modak_trusted_gids() {  # the user's private group, the site's 
   fi
   for group in ${MODAK_TRUSTED_GROUPS:-}; do getent group "$group" | cut -d: -f3 || true; done
 }
-modak_acl_writers() {  # $1: a path; $2: -R for what is under it too; prints $1 when a POSIX ACL lets another
-  local me trusted      # user or an untrusted group write it (each entry with the mask: its effective right, acl(5))
-  if [ "${2:-}" != -R ]; then
+modak_acl_writers() {  # $1: a path; $2: -R for what is under it too, self for the object itself (no sticky pass);
+  local me trusted recursive  # prints $1 when a POSIX ACL lets another user or an untrusted group write it (each entry
+  if [ "${2:-}" != -R ]; then  # with the mask: its effective right, acl(5))
     # shellcheck disable=SC2012  # ls -ld marks an ACL with + after the mode, which no other common tool shows
     [ "$(ls -ld -- "$1" 2>/dev/null | cut -c11)" = + ] || return 0
-    if [ -d "$1" ] && [ -k "$1" ]; then return 0; fi    # sticky: others rename only what is theirs
+    # a directory above: sticky, others rename only what is theirs
+    if [ "${2:-}" != self ] && [ -d "$1" ] && [ -k "$1" ]; then return 0; fi
     if ! command -v getfacl >/dev/null; then echo "$1 (an ACL, and no getfacl to read it)"; return 0; fi
   elif ! command -v getfacl >/dev/null; then
     return 0                                           # inside an image: read where getfacl is there
   fi
   me="$(id -u)"
   trusted=" $(modak_trusted_gids | tr '\n' ' ') "
-  getfacl -spn ${2:+"$2"} -- "$1" 2>/dev/null | awk -v me="$me" -v path="$1" -v trusted="$trusted" '
+  recursive=()
+  [ "${2:-}" != -R ] || recursive=(-R)
+  getfacl -spn "${recursive[@]}" -- "$1" 2>/dev/null | awk -v me="$me" -v path="$1" -v trusted="$trusted" '
     BEGIN { RS = ""; FS = "\n" }
     { masked = 0; maskw = 0; found = 0; gid = ""
       for (i = 1; i <= NF; i++) {
@@ -89,7 +92,7 @@ _IMAGE_FUNCTION = r"""modak_untrusted() {  # $1: an image, its directory resolve
   modak_untrusted_dirs "$(dirname -- "$1")"
   if [ ! -e "$1" ] && [ ! -L "$1" ]; then [ "${2:-}" = before-fetch ] || echo "$1 (missing)"; return 0; fi
   find "$1" -maxdepth 0 \( -type l -o ! -uid "$uid" -o -perm -002 -o \( -perm -020 ! \( "${trusted[@]}" \) \) \) -print
-  modak_acl_writers "$1"
+  modak_acl_writers "$1" self
   [ "${2:-}" != before-fetch ] || return 0
   find "$1" -mindepth 1 ! -type l \( ! -uid "$uid" -o \( -perm /022 ! \( -type d -perm -1000 \) \
     \( -perm -002 -o ! \( "${trusted[@]}" \) \) \) \) -print -quit || echo "$1 (not all of it could be read)"
@@ -158,8 +161,9 @@ def workdir_lines(what):
     model above, for directories), before the job makes ``what`` there with mktemp and writes it by its name: in a
     directory of a group the site does not trust a member renamed the new file away and put her own at the name."""
     return resolve_functions(directories_only=True) + [
-        "cd -P . || exit 1  # the directory checked is the one the files are made in: no link on the way",
-        'MODAK_UNTRUSTED="$(modak_untrusted_dirs "$PWD" || echo "$PWD (not checked)")"',
+        '# the directory checked is the one the files are made in (its physical path: no link on the way)',
+        'MODAK_WORKDIR="$(pwd -P)"',
+        'MODAK_UNTRUSTED="$(modak_untrusted_dirs "$MODAK_WORKDIR" || echo "$MODAK_WORKDIR (not checked)")"',
         'if [ -n "$MODAK_UNTRUSTED" ]; then',
         '  echo "modak: others may rename files in the job'"'"'s working directory $PWD or above it ($MODAK_UNTRUSTED),'
         ' where the job writes %s: not run (use a directory of your own, or one the site trusts: '

@@ -181,15 +181,22 @@ def parse_job_id(out):
 
 
 def parse_show(text):
-    """One `scontrol show job -o` line -> dict (values may hold spaces only at the end; keep it simple). The first
-    occurrence of a field wins: scontrol prints its own fields (UserId, JobState...) before those a job's user writes
-    (Comment, WorkDir), and a comment holding 'UserId=root(0)' must not pass for the job's user."""
-    fields = {}
+    """One `scontrol show job -o` line -> dict (values may hold spaces only at the end; keep it simple). A job's
+    user writes text that scontrol prints among its own fields (JobName before UserId, Comment after it): a field
+    named twice is ambiguous, and ``AMBIGUOUS`` lists those (``owner_uid`` takes no owner from such a line)."""
+    fields, twice = {}, set()
     for token in text.strip().split():
         key, sep, value = token.partition("=")
-        if sep and key not in fields:
+        if sep:
+            if key in fields:
+                twice.add(key)
             fields[key] = value
+    if twice:
+        fields[AMBIGUOUS] = sorted(twice)
     return fields
+
+
+AMBIGUOUS = "modak:ambiguous"     # a key no scontrol field has
 
 
 def exit_code(text):

@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -93,8 +94,7 @@ def _key_at(path):
     os.makedirs(directory, mode=0o700, exist_ok=True)
     nofollow = getattr(os, "O_NOFOLLOW", 0)
     if not os.path.lexists(path):
-        part = "%s.%d.part" % (path, os.getpid())
-        fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow, 0o600)
+        fd, part = tempfile.mkstemp(prefix=".submission.key.", dir=directory)     # 0600, a name of its own
         try:
             os.write(fd, os.urandom(KEY_BYTES))
             os.fsync(fd)
@@ -104,8 +104,12 @@ def _key_at(path):
             os.link(part, path)          # whole, or not at all: another process's key may have come first
         except FileExistsError:
             pass
+        except OSError:                  # a file system without hard links
+            if not os.path.lexists(path):
+                os.rename(part, path)
         finally:
-            os.unlink(part)
+            if os.path.lexists(part):
+                os.unlink(part)
     fd = os.open(path, os.O_RDONLY | nofollow)
     try:
         info = os.fstat(fd)

@@ -105,8 +105,8 @@ def test_a_running_job_has_no_reason_and_no_expected_start(tmp_path):
 def test_a_failed_job_says_its_exit_code_reason_and_last_error_lines(tmp_path):
     err = tmp_path / "train-42.err"
     err.write_text("starting\nmodak: no image at /img/x: stage it before submitting\n")
-    answer = (0, "JobId=42 JobName=train JobState=FAILED Reason=NonZeroExitCode RunTime=00:00:01 ExitCode=1:0 "
-                 "StdOut=%s StdErr=%s\n" % (tmp_path / "train-42.out", err), "")
+    answer = (0, "JobId=42 JobName=train UserId=me(%d) JobState=FAILED Reason=NonZeroExitCode RunTime=00:00:01 "
+                 "ExitCode=1:0 StdOut=%s StdErr=%s\n" % (os.geteuid(), tmp_path / "train-42.out", err), "")
     with pytest.raises(JobFailed) as info:
         _query(tmp_path, answer)
     assert str(info.value) == ("job 42 ended FAILED with exit code 1 (reason: NonZeroExitCode); its output ends: "
@@ -138,4 +138,19 @@ def test_a_comment_that_names_another_user_is_not_taken_for_the_jobs_user(tmp_pa
     code, text, err = _show("RUNNING", secret, user="nobody(65534)")
     text = text.rstrip("\n") + " Comment=x UserId=root(0)\n"
     result, _runner = _query(tmp_path, (code, text, err))
+    assert result["stdout_tail"] == [] and result["stdout_path"] is None
+
+
+@pytest.mark.parametrize("name", ["x UserId=root(0)", "x UserId=bogus"])
+def test_a_job_name_that_names_a_user_leaves_root_nothing_to_read(name, tmp_path):
+    """A second review: scontrol prints JobName (the job's user's text, spaces allowed) before UserId; with the
+    first occurrence winning, `-J "x UserId=root(0)"` made root print its own file for her job, and a name that
+    left the owner unreadable kept the file too. A field named twice is ambiguous, and an unknown owner leaves
+    root nothing to read."""
+    if os.geteuid() != 0:
+        pytest.skip("only root reads what the job's user may not")
+    secret = tmp_path / "shadow"
+    secret.write_text("root:$6$secret:19000::::::\n")
+    code, text, err = _show("RUNNING", secret, user="nobody(65534)")
+    result, _runner = _query(tmp_path, (code, text.replace("JobName=train", "JobName=" + name), err))
     assert result["stdout_tail"] == [] and result["stdout_path"] is None
