@@ -315,7 +315,6 @@ def test_a_completion_marker_left_by_an_earlier_job_is_removed_at_the_first_star
     assert status.state == "FAILED", open(status.stdout_path).read()
 
 
-
 def test_a_total_training_time_job_runs_its_count_lines_and_completes(tmp_path):
     """A second review: the count read inside `$(( ))` held a case pattern whose ')' made bash read the whole as a
     command substitution: every job with total_training_time ended with status 127 at that line."""
