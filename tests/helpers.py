@@ -87,3 +87,16 @@ def spec_of(doc):
     """The RecipeSpec a DSL document asks for (what container_recipe renders), parsed once."""
     from ansible_collections.sodalite.modak.plugins.module_utils.recipe import spec  # pylint: disable=import-outside-toplevel
     return spec.spec_of(dsl.parse(doc))
+
+
+def directory_with(path, mode, group=None):
+    """Makes the directory ``path`` with ``mode`` and, when given, the group ``group`` (as root only: the test is
+    skipped otherwise); returns it."""
+    import pytest  # pylint: disable=import-outside-toplevel
+    if group is not None and os.geteuid() != 0:
+        pytest.skip("giving a directory to another gid needs root")
+    path.mkdir()
+    if group is not None:
+        os.chown(str(path), -1, group)
+    path.chmod(mode)
+    return path

@@ -6,7 +6,7 @@ import os
 import subprocess
 
 import pytest
-from helpers import ai_doc, with_
+from helpers import ai_doc, directory_with, with_
 from test_render import lint
 
 from ansible_collections.sodalite.modak.plugins.module_utils import pipeline
@@ -326,13 +326,7 @@ def test_the_env_file_is_made_only_where_nobody_else_may_rename_it(mode, group, 
     the new .modak-env file away and put her own at its name: she read HF_TOKEN and added LD_PRELOAD, which ch-run
     read. The job now stops before making the file when others may rename entries in its working directory."""
     import subprocess
-    if group is not None and os.geteuid() != 0:
-        pytest.skip("giving a directory to another gid needs root")
-    work = tmp_path / "work"
-    work.mkdir()
-    if group is not None:
-        os.chown(str(work), -1, group)
-    work.chmod(mode)
+    work = directory_with(tmp_path / "work", mode, group)
     script = "\n".join(["set -eo pipefail", "export A=secret"] + registry.get("charliecloud").env_lines([("A", "x")])
                        + ['cat "$MODAK_ENV_FILE"'])
     done = subprocess.run(["bash", "-c", script], cwd=str(work), capture_output=True, text=True, check=False)
