@@ -118,8 +118,6 @@ def owner_uid(raw):
     Grid Engine's owner; a local job's uid), or None."""
     if isinstance(raw.get("uid"), int):
         return raw["uid"]
-    if "UserId" in (raw.get("modak:ambiguous") or ()):
-        return None                 # the line names the user twice: one of them is the job's own text
     user = raw.get("UserId") or ""
     if user.endswith(")") and user.partition("(")[2][:-1].isdigit():
         return int(user.partition("(")[2][:-1])

@@ -92,17 +92,22 @@ def others_may_change(info, path=None):
         return None
     if mode & stat.S_IWOTH:
         return "every user may write it (and it has no sticky bit)"
-    acl = acl_writers(path) if path else None
-    group_writes = acl[2] if acl else bool(mode & stat.S_IWGRP)
+    return _writers(info, path)
+
+
+def _writers(info, path):
+    """Why a group or, through a POSIX ACL of ``path`` (None: not read), another user or group than this user,
+    root and the trusted groups may write what ``info`` describes, or None (others' bits are the caller's)."""
+    acl = acl_writers(path) if path is not None else None
+    group_writes = acl[2] if acl else bool(info.st_mode & stat.S_IWGRP)
     if group_writes and info.st_gid not in trusted_gids():
         return "its group (gid %d) may write it, and the group is not trusted (MODAK_TRUSTED_GROUPS)" % info.st_gid
-    if acl:
-        users = sorted(acl[0] - set([0, os.geteuid()]))
-        groups = sorted(acl[1] - trusted_gids())
-        if users:
-            return "its ACL lets another user (uid %d) write it" % users[0]
-        if groups:
-            return "its ACL lets a group that is not trusted (gid %d) write it" % groups[0]
+    users = sorted(acl[0] - set([0, os.geteuid()])) if acl else []
+    groups = sorted(acl[1] - trusted_gids()) if acl else []
+    if users:
+        return "its ACL lets another user (uid %d) write it" % users[0]
+    if groups:
+        return "its ACL lets a group that is not trusted (gid %d) write it" % groups[0]
     return None
 
 
@@ -119,12 +124,9 @@ def others_may_swap(path):
         return "%s cannot be read (%s)" % (given, exc.strerror)
     if info.st_uid not in (0, os.geteuid()):
         return "%s belongs to another user (uid %d)" % (given, info.st_uid)
-    acl = acl_writers(given)
-    group_writes = acl[2] if acl else bool(info.st_mode & stat.S_IWGRP)
-    if info.st_mode & stat.S_IWOTH or (group_writes and info.st_gid not in trusted_gids()):
-        return "%s may be written by others (mode %04o)" % (given, stat.S_IMODE(info.st_mode))
-    if acl and (acl[0] - set([0, os.geteuid()]) or acl[1] - trusted_gids()):
-        return "%s may be written by others (its ACL names another user or a group that is not trusted)" % given
+    why = "every user may write it" if info.st_mode & stat.S_IWOTH else _writers(info, given)
+    if why:
+        return "%s may be written by others (mode %04o: %s)" % (given, stat.S_IMODE(info.st_mode), why)
     try:
         return _path_swapper(given)
     except OSError as exc:

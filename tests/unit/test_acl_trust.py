@@ -73,7 +73,7 @@ def test_a_script_a_colleague_may_write_through_its_own_acl_is_refused(shared):
     script.write_text("#!/bin/bash\n")
     os.chmod(str(script), 0o644)
     set_acl(script, [(USER, NOBODY, 6)])
-    assert "its ACL names another user" in path_trust.others_may_swap(str(script))
+    assert "its ACL lets another user" in path_trust.others_may_swap(str(script))
 
 
 def test_a_sticky_directory_with_an_acl_is_still_accepted(shared):
@@ -111,7 +111,7 @@ def test_a_link_to_a_file_or_directory_with_such_an_acl_is_judged_by_what_it_nam
     real.write_text("#!/bin/bash\n")
     set_acl(real, [(USER, NOBODY, 6)])
     (shared / "script.sh").symlink_to("real.sh")
-    assert "its ACL names another user" in path_trust.others_may_swap(str(shared / "script.sh"))
+    assert "its ACL lets another user" in path_trust.others_may_swap(str(shared / "script.sh"))
     directory = shared / "realdir"
     directory.mkdir()
     set_acl(directory, [(USER, NOBODY, 7)])

@@ -182,21 +182,17 @@ def parse_job_id(out):
 
 def parse_show(text):
     """One `scontrol show job -o` line -> dict (values may hold spaces only at the end; keep it simple). A job's
-    user writes text that scontrol prints among its own fields (JobName before UserId, Comment after it): a field
-    named twice is ambiguous, and ``AMBIGUOUS`` lists those (``owner_uid`` takes no owner from such a line)."""
-    fields, twice = {}, set()
+    user writes text that scontrol prints among its own fields (JobName before UserId, Comment after it): a line
+    that names the user twice names no user (job_control.owner_uid then takes no owner from it)."""
+    fields, users = {}, 0
     for token in text.strip().split():
         key, sep, value = token.partition("=")
         if sep:
-            if key in fields:
-                twice.add(key)
+            users += key == "UserId"
             fields[key] = value
-    if twice:
-        fields[AMBIGUOUS] = sorted(twice)
+    if users > 1:
+        del fields["UserId"]
     return fields
-
-
-AMBIGUOUS = "modak:ambiguous"     # a key no scontrol field has
 
 
 def exit_code(text):
